@@ -1,0 +1,41 @@
+"""HTTP handlers: each takes an ApiRequest and returns an ApiResponse. app.py routes to them."""
+from __future__ import annotations
+
+from .api_schemas import InvokeRequest
+from .auth import Tenant
+from .http import ApiRequest, ApiResponse, parse_body
+from .idempotency import IDEMPOTENCY_HEADER, run_once, stable_request_id
+from .invoke import invoke as run_invoke
+from .openapi import openapi_document
+from .services import get_services
+
+MODEL_VERSION_HEADER = "X-Model-Version"
+
+
+def authenticate(request: ApiRequest, role: str = "invoke") -> Tenant:
+    tenant = get_services().tenants.authenticate(dict(request.headers))
+    tenant.require_role(role)
+    return tenant
+
+
+def health(_: ApiRequest) -> ApiResponse:
+    return ApiResponse({"status": "ok"})
+
+
+def openapi(_: ApiRequest) -> ApiResponse:
+    return ApiResponse(openapi_document())
+
+
+def invoke(request: ApiRequest) -> ApiResponse:
+    services = get_services()
+    tenant = authenticate(request)
+    body = parse_body(request, InvokeRequest)
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    scope = f"invoke#{tenant.tenant}"
+    request_id = stable_request_id(scope, key) if key else None
+    answer = run_once(
+        services.settings.idempotency_table, services.settings.idempotency_ttl_s, scope, key,
+        body.model_dump(mode="json"),
+        lambda: run_invoke(services, tenant, body, request.trace_id, request_id),
+    )
+    return ApiResponse(answer, 200, {MODEL_VERSION_HEADER: answer["model"]})

@@ -1,0 +1,72 @@
+"""Settings read from environment variables, with documented defaults.
+
+Every AWS resource the code touches is named here (and only here), so the deploy
+template check can compare this list with what the template defines.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+# Environment variable -> the logical id of the resource in deploy/resources.json.
+# The local bootstrap and the deploy template check both read this mapping.
+RESOURCE_ENV_VARS: dict[str, str] = {
+    "TENANTS_TABLE": "TenantsTable",
+    "LEDGER_TABLE": "LedgerTable",
+    "IDEMPOTENCY_TABLE": "IdempotencyTable",
+}
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return float(raw) if raw not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class Settings:
+    stage: str
+    tenants_table: str
+    ledger_table: str
+    idempotency_table: str
+    default_model: str
+    price_catalog_path: str
+    max_prompt_chars: int
+    max_agent_steps: int
+    max_request_cost_usd: float
+    max_output_tokens: int
+    tool_timeout_s: float
+    bedrock_max_attempts: int
+    bedrock_read_timeout_s: float
+    idempotency_ttl_s: int
+    tenant_cache_ttl_s: float
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Read settings once per process (a warm Lambda keeps them)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return Settings(
+        stage=os.environ.get("STAGE", "dev"),
+        tenants_table=os.environ.get("TENANTS_TABLE", "crossover-tenants"),
+        ledger_table=os.environ.get("LEDGER_TABLE", "crossover-ledger"),
+        idempotency_table=os.environ.get("IDEMPOTENCY_TABLE", "crossover-idempotency"),
+        default_model=os.environ.get("DEFAULT_MODEL", "anthropic.claude-3-sonnet-20240229-v1:0"),
+        price_catalog_path=os.environ.get(
+            "PRICE_CATALOG_PATH", os.path.join(here, "meter", "catalog", "prices.json")
+        ),
+        max_prompt_chars=_env_int("MAX_PROMPT_CHARS", 32_000),
+        max_agent_steps=_env_int("MAX_AGENT_STEPS", 8),
+        max_request_cost_usd=_env_float("MAX_REQUEST_COST_USD", 1.0),
+        max_output_tokens=_env_int("MAX_OUTPUT_TOKENS", 4096),
+        tool_timeout_s=_env_float("TOOL_TIMEOUT_S", 5.0),
+        bedrock_max_attempts=_env_int("BEDROCK_MAX_ATTEMPTS", 4),
+        bedrock_read_timeout_s=_env_float("BEDROCK_READ_TIMEOUT_S", 60.0),
+        idempotency_ttl_s=_env_int("IDEMPOTENCY_TTL_S", 3600),
+        tenant_cache_ttl_s=_env_float("TENANT_CACHE_TTL_S", 60.0),
+    )

@@ -1,0 +1,107 @@
+"""HTTP edge: body parsing, the stable error format, trace ids. The only place errors become responses."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, TypeVar
+
+from chalice import Response
+from pydantic import BaseModel, ValidationError
+
+from .errors import CrossoverError, ValidationFailed
+from .observability import TRACE_HEADER, logger, metrics, trace_id_from
+
+M = TypeVar("M", bound=BaseModel)
+
+# Chalice rejects unlisted content types itself, with its own error body; we accept the usual
+# ones and answer non-JSON bodies with our error instead.
+ACCEPTED_CONTENT_TYPES = [
+    "application/json", "text/plain", "application/x-www-form-urlencoded",
+    "multipart/form-data", "application/octet-stream", "application/xml", "text/xml",
+]
+MAX_BODY_BYTES = 1_000_000
+_MAX_JSON_DEPTH = 32
+
+
+@dataclass
+class ApiRequest:
+    """What a handler needs from the HTTP request, independent of Chalice."""
+
+    headers: Mapping[str, str]
+    raw_body: bytes
+    trace_id: str
+    path_params: dict[str, str] = field(default_factory=dict)
+    query: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ApiResponse:
+    body: Any
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def parse_body(request: ApiRequest, model: type[M]) -> M:
+    """Decode and validate a JSON body; every failure is a 400 validation_error that says what to fix."""
+    content_type = (request.headers.get("content-type") or "application/json").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise ValidationFailed("Send the body as JSON with Content-Type: application/json.", {"content_type": content_type})
+    if len(request.raw_body) > MAX_BODY_BYTES:
+        raise ValidationFailed(f"Body larger than {MAX_BODY_BYTES} bytes.", {"max_bytes": MAX_BODY_BYTES})
+    try:
+        text = request.raw_body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed("Body is not valid UTF-8.", {"position": exc.start}) from exc
+    if _nesting_depth(text) > _MAX_JSON_DEPTH:
+        raise ValidationFailed(f"JSON nested deeper than {_MAX_JSON_DEPTH} levels.", None)
+    try:
+        data = json.loads(text) if text.strip() else None
+    except json.JSONDecodeError as exc:
+        raise ValidationFailed(f"Body is not valid JSON: {exc.msg}.", {"line": exc.lineno, "column": exc.colno}) from exc
+    if not isinstance(data, dict):
+        raise ValidationFailed("Body must be a JSON object.", None)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ValidationFailed("The request body is invalid.", validation_details(exc)) from exc
+
+
+def validation_details(exc: ValidationError) -> list[dict[str, Any]]:
+    # Without `input`: it may echo the prompt back into logs or caches.
+    return [{"field": ".".join(str(part) for part in err["loc"]), "message": err["msg"], "type": err["type"]} for err in exc.errors()]
+
+
+def _nesting_depth(text: str) -> int:
+    """Cheap upper bound of JSON nesting (brackets inside strings count too, which only errs strict)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def dispatch(headers: Mapping[str, str], raw_body: bytes | None, handler: Callable[[ApiRequest], ApiResponse],
+             path_params: dict[str, str] | None = None, query: dict[str, str] | None = None) -> Response:
+    """Run a handler; map our errors to the stable JSON error and anything else to a 500 without internals."""
+    started = time.perf_counter()
+    lowered = {key.lower(): value for key, value in headers.items()}
+    request = ApiRequest(lowered, raw_body or b"", trace_id_from(lowered), path_params or {}, query or {})
+    try:
+        result = handler(request)
+    except CrossoverError as exc:
+        logger.info("request.rejected", extra={"trace_id": request.trace_id, "code": exc.code, "status": exc.status})
+        result = ApiResponse(exc.to_body(), exc.status, exc.headers)
+    except Exception:  # the last line of defence: log with stack, answer without it
+        logger.exception("request.failed", extra={"trace_id": request.trace_id})
+        result = ApiResponse(
+            {"error": {"code": "internal_error", "message": "Internal error; quote the trace id when reporting it.", "details": {"trace_id": request.trace_id}}},
+            500,
+        )
+    finally:
+        metrics.add_metric(name="ApiLatency", unit="Milliseconds", value=(time.perf_counter() - started) * 1000)
+        metrics.flush_metrics()
+    return Response(body=result.body, status_code=result.status, headers={TRACE_HEADER: request.trace_id, **result.headers})

@@ -1,0 +1,101 @@
+"""The synchronous invoke path: validate, screen, route, run the agent, meter, answer."""
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+from .agent.loop import AgentLimits, run_agent
+from .api_schemas import InvokeRequest, InvokeResponse
+from .auth import Tenant
+from .errors import PromptRejected, PromptTooLarge, ValidationFailed
+from .meter.ledger import LedgerEntry
+from .meter.pricing import Usage, price_usage
+from .observability import logger, metrics
+from .screening import screen
+from .services import Services
+
+
+def check_request(services: Services, request: InvokeRequest) -> None:
+    """Cheap checks before any expensive work."""
+    limit = services.settings.max_prompt_chars
+    if len(request.prompt) > limit:
+        raise PromptTooLarge(f"Prompt longer than {limit} characters.", {"max_chars": limit, "chars": len(request.prompt)})
+    unknown = sorted(set(request.tools) - set(services.tools.names()))
+    if unknown:
+        raise ValidationFailed("Unknown tool(s) requested.", {"field": "tools", "unknown": unknown, "available": services.tools.names()})
+
+
+def screen_or_reject(text: str, tenant: Tenant, trace_id: str, entry_point: str) -> None:
+    verdict = screen(text)
+    audit = {
+        "trace_id": trace_id, "tenant": tenant.tenant, "entry_point": entry_point,
+        "decision": "allowed" if verdict.allowed else "blocked", "reasons": list(verdict.reasons),
+        "score": round(verdict.score, 3), "layer": verdict.layer, "screen_ms": round(verdict.ms, 3),
+    }
+    logger.info("screening.verdict", extra=audit)
+    if not verdict.allowed:
+        metrics.add_metric(name="PromptsBlocked", unit="Count", value=1)
+        raise PromptRejected("The prompt was rejected by screening.", {"reasons": list(verdict.reasons)})
+
+
+def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id: str, request_id: str | None = None) -> dict[str, Any]:
+    started = time.perf_counter()
+    settings = services.settings
+    check_request(services, request)
+    screen_or_reject("\n".join(filter(None, [request.system, request.prompt])), tenant, trace_id, "invoke")
+
+    model_id = request.model or settings.default_model
+    backend = services.backends["bedrock"]
+    token_price = services.catalog.token_price(model_id)
+    limits = AgentLimits(
+        max_steps=settings.max_agent_steps,
+        max_cost_usd=Decimal(str(settings.max_request_cost_usd)),
+        max_tokens=min(request.max_tokens or settings.max_output_tokens, settings.max_output_tokens),
+        tool_timeout_s=settings.tool_timeout_s,
+    )
+    result = run_agent(
+        backend, model_id, request.prompt, request.system, request.tools, services.tools, limits,
+        price=lambda usage: price_usage(usage, token_price),
+    )
+    request_id = request_id or f"req-{uuid.uuid4().hex}"
+    written = services.ledger.record(LedgerEntry(
+        request_id=request_id, tenant=tenant.tenant, model=model_id, backend=backend.name, kind="invoke",
+        usage=result.usage, cost_usd=result.cost_usd, catalog_version=services.catalog.version,
+        trace_id=trace_id, created_at=datetime.now(timezone.utc),
+    ))
+    latency_ms = (time.perf_counter() - started) * 1000
+    _emit(tenant, model_id, backend.name, trace_id, request_id, result.usage, result.cost_usd, result.stop_reason,
+          len(result.tool_calls), latency_ms, written)
+    return InvokeResponse(
+        output=result.output,
+        model=model_id,
+        backend=backend.name,  # type: ignore[arg-type]
+        stop_reason=result.stop_reason,
+        usage=result.usage.model_dump(),  # type: ignore[arg-type]
+        cost_usd=float(result.cost_usd) if result.cost_usd is not None else None,
+        tool_calls=[call.public() for call in result.tool_calls],  # type: ignore[misc]
+        steps=result.steps,
+        trace_id=trace_id,
+        request_id=request_id,
+    ).model_dump()
+
+
+def _emit(tenant: Tenant, model_id: str, backend: str, trace_id: str, request_id: str, usage: Usage,
+          cost: Decimal | None, stop_reason: str, tool_calls: int, latency_ms: float, ledger_written: bool) -> None:
+    logger.info("invoke.completed", extra={
+        "trace_id": trace_id, "tenant": tenant.tenant, "model": model_id, "backend": backend, "request_id": request_id,
+        "stop_reason": stop_reason, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+        "cost_usd": str(cost) if cost is not None else None, "priced": cost is not None,
+        "tool_calls": tool_calls, "latency_ms": round(latency_ms, 2), "ledger_written": ledger_written,
+    })
+    if cost is None:
+        logger.warning("meter.unpriced_model", extra={"trace_id": trace_id, "model": model_id})
+        metrics.add_metric(name="UnpricedCalls", unit="Count", value=1)
+    metrics.add_metric(name="InvokeLatency", unit="Milliseconds", value=latency_ms)
+    metrics.add_metric(name="InputTokens", unit="Count", value=usage.input_tokens)
+    metrics.add_metric(name="OutputTokens", unit="Count", value=usage.output_tokens)
+    metrics.add_metric(name="CostUSD", unit="None", value=float(cost or 0))
+    metrics.add_metric(name="ToolCalls", unit="Count", value=tool_calls)

@@ -1,0 +1,1 @@
+"""Cost meter: price catalog, pricing, ledger."""

@@ -1,0 +1,1 @@
+"""Development stand-ins and the local stack runner. Never packaged into a Lambda."""

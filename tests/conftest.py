@@ -1,0 +1,107 @@
+"""Shared fixtures: moto for AWS, botocore Stubber for Bedrock, the real Chalice app."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Iterator
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+# Never reach a real AWS account from tests, whatever the developer's shell holds.
+for _name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"):
+    os.environ.pop(_name, None)
+os.environ.update({
+    "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
+    "POWERTOOLS_METRICS_NAMESPACE": "CrossoverTest", "POWERTOOLS_DEV": "false",
+})
+
+DEV_KEY = "dev-key"
+OPS_KEY = "ops-key"
+OTHER_KEY = "other-tenant-key"
+TENANTS = {DEV_KEY: ("dev", ("invoke",)), OPS_KEY: ("ops", ("invoke", "ops")), OTHER_KEY: ("other", ("invoke",))}
+
+
+def _reset() -> None:
+    from chalicelib.idempotency import _idempotent_runner
+    from chalicelib.services import reset_services
+
+    reset_services()
+    _idempotent_runner.cache_clear()
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """In-process moto with the app's tables and the test tenants."""
+    from moto import mock_aws
+
+    monkeypatch.setenv("BEDROCK_MAX_ATTEMPTS", "3")
+    with mock_aws():
+        _reset()
+        from devstack.bootstrap import bootstrap
+
+        bootstrap(TENANTS)
+        yield
+    _reset()
+
+
+@pytest.fixture
+def bedrock(aws: None) -> Iterator[Any]:
+    """A botocore Stubber on the app's bedrock-runtime client (checks requests against the service model)."""
+    from botocore.stub import Stubber
+
+    from chalicelib.services import get_services
+
+    runtime = get_services().backends["bedrock"]._client
+    with Stubber(runtime) as stubber:
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
+@pytest.fixture
+def client(aws: None) -> Iterator[Any]:
+    from chalice.test import Client
+
+    from app import app
+
+    with Client(app) as test_client:
+        yield test_client
+
+
+def post_json(client: Any, path: str, body: Any, key: str | None = DEV_KEY, **headers: str) -> Any:
+    all_headers = {"Content-Type": "application/json", **headers}
+    if key is not None:
+        all_headers["x-api-key"] = key
+    return client.http.post(path, headers=all_headers, body=json.dumps(body) if not isinstance(body, (bytes, str)) else body)
+
+
+def converse_text(text: str, input_tokens: int = 10, output_tokens: int = 5, stop_reason: str = "end_turn") -> dict[str, Any]:
+    return {
+        "output": {"message": {"role": "assistant", "content": [{"text": text}]}},
+        "stopReason": stop_reason,
+        "usage": {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens},
+        "metrics": {"latencyMs": 12},
+    }
+
+
+def converse_tool_use(uses: list[tuple[str, str, dict[str, Any]]], input_tokens: int = 20, output_tokens: int = 8) -> dict[str, Any]:
+    return {
+        "output": {"message": {"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": use_id, "name": name, "input": tool_input}} for use_id, name, tool_input in uses
+        ]}},
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens},
+        "metrics": {"latencyMs": 12},
+    }
+
+
+def ledger_items() -> list[dict[str, Any]]:
+    import boto3
+
+    from chalicelib.config import get_settings
+
+    return boto3.client("dynamodb").scan(TableName=get_settings().ledger_table)["Items"]

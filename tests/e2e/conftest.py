@@ -1,0 +1,51 @@
+"""The local stack, started the way `make run` starts it, on free ports."""
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from typing import Any, Iterator
+
+import boto3
+import pytest
+
+from devstack.stack import LocalStack, Ports
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[LocalStack]:
+    log = tempfile.NamedTemporaryFile("w+", prefix="crossover-stack-", suffix=".log", delete=False)
+    local = LocalStack(Ports(aws=free_port(), model=free_port(), bedrock=free_port(), api=free_port()), log=log)
+    try:
+        local.start()
+    except Exception:
+        local.stop()
+        log.seek(0)
+        pytest.fail("local stack did not start:\n" + log.read()[-4000:])
+    yield local
+    local.stop()
+    log.close()
+    os.unlink(log.name)
+
+
+@pytest.fixture(scope="session")
+def api_url(stack: LocalStack) -> str:
+    return f"http://127.0.0.1:{stack.ports.api}"
+
+
+@pytest.fixture(scope="session")
+def stack_client(stack: LocalStack) -> Any:
+    """A boto3 factory pointed at the stack's moto server."""
+    env = stack.env()
+
+    def make(service: str) -> Any:
+        return boto3.client(service, endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_DEFAULT_REGION"],
+                            aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+
+    return make

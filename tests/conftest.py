@@ -26,6 +26,12 @@ OTHER_KEY = "other-tenant-key"
 TENANTS = {DEV_KEY: ("dev", ("invoke",)), OPS_KEY: ("ops", ("invoke", "ops")), OTHER_KEY: ("other", ("invoke",))}
 
 
+def stage_environment(stage: str) -> dict[str, str]:
+    with open(os.path.join(ROOT, ".chalice", "config.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
+    return {**config.get("environment_variables", {}), **config["stages"][stage].get("environment_variables", {})}
+
+
 def _reset() -> None:
     from chalicelib.idempotency import _idempotent_runner
     from chalicelib.services import reset_services
@@ -39,6 +45,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """In-process moto with the app's tables and the test tenants."""
     from moto import mock_aws
 
+    # The same environment the Lambda (and chalice.test.Client) gets for the dev stage.
+    for name, value in stage_environment("dev").items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("BEDROCK_MAX_ATTEMPTS", "3")
     with mock_aws():
         _reset()
@@ -105,3 +114,21 @@ def ledger_items() -> list[dict[str, Any]]:
     from chalicelib.config import get_settings
 
     return boto3.client("dynamodb").scan(TableName=get_settings().ledger_table)["Items"]
+
+
+@pytest.fixture
+def captured_logs() -> Iterator[Any]:
+    """Everything the app logs during the test, as the JSON lines CloudWatch would receive."""
+    import io
+    import logging
+
+    from chalicelib.observability import logger
+
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logger.registered_formatter)
+    logger.addHandler(handler)
+    try:
+        yield buffer
+    finally:
+        logger.removeHandler(handler)

@@ -69,7 +69,10 @@ def tool(name: str, description: str, registry: ToolRegistry = REGISTRY) -> Call
         params = list(inspect.signature(function).parameters)
         if len(params) != 1:
             raise TypeError(f"tool {name!r} must take exactly one argument (its input model)")
-        input_model = get_type_hints(function).get(params[0])
+        try:
+            input_model = get_type_hints(function).get(params[0])
+        except NameError as exc:  # an input model defined inside a function can't be resolved
+            raise TypeError(f"tool {name!r}: define its input model at module level ({exc})") from exc
         if not (isinstance(input_model, type) and issubclass(input_model, BaseModel)):
             raise TypeError(f"tool {name!r}: annotate its argument with a pydantic model")
         registry.register(Tool(name=name, description=description, input_model=input_model, function=function))

@@ -29,7 +29,7 @@ def bedrock_config(max_attempts: int, read_timeout_s: float) -> "Config":
     from botocore.config import Config
 
     return Config(
-        retries={"mode": "standard", "max_attempts": max_attempts},
+        retries={"mode": "standard", "total_max_attempts": max_attempts},  # attempts including the first
         read_timeout=read_timeout_s,
         connect_timeout=5,
     )

@@ -16,10 +16,11 @@ help:
 	@echo "make test   run all tests (unit, integration, end-to-end)"
 	@echo "make bench  run the benchmarks and print their figures"
 
-$(VENV)/.deps: requirements.txt requirements-dev.txt
+$(VENV)/.deps: requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements-dev.txt
+	$(PIP) install -q --no-deps --no-build-isolation -e .   # the `crossover` command
 	touch $@
 
 $(VENV)/.model: requirements-model.txt | $(VENV)/.deps

@@ -15,6 +15,7 @@ RESOURCE_ENV_VARS: dict[str, str] = {
     "TENANTS_TABLE": "TenantsTable",
     "LEDGER_TABLE": "LedgerTable",
     "IDEMPOTENCY_TABLE": "IdempotencyTable",
+    "POLICIES_TABLE": "PoliciesTable",
 }
 
 
@@ -34,6 +35,7 @@ class Settings:
     tenants_table: str
     ledger_table: str
     idempotency_table: str
+    policies_table: str
     default_model: str
     price_catalog_path: str
     max_prompt_chars: int
@@ -45,6 +47,14 @@ class Settings:
     bedrock_read_timeout_s: float
     idempotency_ttl_s: int
     tenant_cache_ttl_s: float
+    screen_block_threshold: float
+    screen_pii_action: str
+    screen_guardrail_enabled: bool
+    screen_fail_open: bool
+    managed_check_timeout_s: float
+    pii_language: str
+    guardrail_id: str
+    guardrail_version: str
 
 
 @lru_cache(maxsize=1)
@@ -56,6 +66,7 @@ def get_settings() -> Settings:
         tenants_table=os.environ.get("TENANTS_TABLE", "crossover-tenants"),
         ledger_table=os.environ.get("LEDGER_TABLE", "crossover-ledger"),
         idempotency_table=os.environ.get("IDEMPOTENCY_TABLE", "crossover-idempotency"),
+        policies_table=os.environ.get("POLICIES_TABLE", "crossover-policies"),
         default_model=os.environ.get("DEFAULT_MODEL", "anthropic.claude-3-sonnet-20240229-v1:0"),
         price_catalog_path=os.environ.get(
             "PRICE_CATALOG_PATH", os.path.join(here, "meter", "catalog", "prices.json")
@@ -69,4 +80,12 @@ def get_settings() -> Settings:
         bedrock_read_timeout_s=_env_float("BEDROCK_READ_TIMEOUT_S", 60.0),
         idempotency_ttl_s=_env_int("IDEMPOTENCY_TTL_S", 3600),
         tenant_cache_ttl_s=_env_float("TENANT_CACHE_TTL_S", 60.0),
+        screen_block_threshold=_env_float("SCREEN_BLOCK_THRESHOLD", 0.5),
+        screen_pii_action=os.environ.get("SCREEN_PII_ACTION", "off"),
+        screen_guardrail_enabled=os.environ.get("SCREEN_GUARDRAIL_ENABLED", "false").lower() == "true",
+        screen_fail_open=os.environ.get("SCREEN_FAIL_OPEN", "false").lower() == "true",
+        managed_check_timeout_s=_env_float("MANAGED_CHECK_TIMEOUT_S", 0.15),
+        pii_language=os.environ.get("PII_LANGUAGE", "en"),
+        guardrail_id=os.environ.get("GUARDRAIL_ID", ""),
+        guardrail_version=os.environ.get("GUARDRAIL_VERSION", "DRAFT"),
     )

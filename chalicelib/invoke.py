@@ -10,11 +10,10 @@ from typing import Any
 from .agent.loop import AgentLimits, run_agent
 from .api_schemas import InvokeRequest, InvokeResponse
 from .auth import Tenant
-from .errors import PromptRejected, PromptTooLarge, ValidationFailed
+from .errors import PromptTooLarge, ValidationFailed
 from .meter.ledger import LedgerEntry
 from .meter.pricing import Usage, price_usage
 from .observability import logger, metrics
-from .screening import screen
 from .services import Services
 
 
@@ -28,24 +27,14 @@ def check_request(services: Services, request: InvokeRequest) -> None:
         raise ValidationFailed("Unknown tool(s) requested.", {"field": "tools", "unknown": unknown, "available": services.tools.names()})
 
 
-def screen_or_reject(text: str, tenant: Tenant, trace_id: str, entry_point: str) -> None:
-    verdict = screen(text)
-    audit = {
-        "trace_id": trace_id, "tenant": tenant.tenant, "entry_point": entry_point,
-        "decision": "allowed" if verdict.allowed else "blocked", "reasons": list(verdict.reasons),
-        "score": round(verdict.score, 3), "layer": verdict.layer, "screen_ms": round(verdict.ms, 3),
-    }
-    logger.info("screening.verdict", extra=audit)
-    if not verdict.allowed:
-        metrics.add_metric(name="PromptsBlocked", unit="Count", value=1)
-        raise PromptRejected("The prompt was rejected by screening.", {"reasons": list(verdict.reasons)})
-
-
 def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id: str, request_id: str | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     settings = services.settings
     check_request(services, request)
-    screen_or_reject("\n".join(filter(None, [request.system, request.prompt])), tenant, trace_id, "invoke")
+    verdict = services.screening.require_allowed(request.prompt, tenant.tenant, trace_id, "invoke")
+    prompt = verdict.redacted_text or request.prompt  # PII redacted when the tenant's policy says so
+    if request.system:
+        services.screening.require_allowed(request.system, tenant.tenant, trace_id, "invoke.system")
 
     model_id = request.model or settings.default_model
     backend = services.backends["bedrock"]
@@ -57,8 +46,9 @@ def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id:
         tool_timeout_s=settings.tool_timeout_s,
     )
     result = run_agent(
-        backend, model_id, request.prompt, request.system, request.tools, services.tools, limits,
+        backend, model_id, prompt, request.system, request.tools, services.tools, limits,
         price=lambda usage: price_usage(usage, token_price),
+        guard_tool_result=services.screening.tool_result_guard(tenant.tenant, trace_id),
     )
     request_id = request_id or f"req-{uuid.uuid4().hex}"
     written = services.ledger.record(LedgerEntry(

@@ -12,6 +12,8 @@ from .meter.catalog import PriceCatalog, load_catalog
 from .meter.ledger import Ledger
 from .models import ModelBackend
 from .models.bedrock import BedrockBackend
+from .screening import Policy
+from .screening.service import PolicyStore, ScreeningService
 
 
 @dataclass
@@ -22,6 +24,7 @@ class Services:
     catalog: PriceCatalog
     backends: dict[str, ModelBackend]
     tools: ToolRegistry
+    screening: ScreeningService
 
 
 @lru_cache(maxsize=1)
@@ -34,7 +37,29 @@ def get_services() -> Services:
         catalog=load_catalog(settings.price_catalog_path),
         backends={"bedrock": BedrockBackend.from_settings(settings.bedrock_max_attempts, settings.bedrock_read_timeout_s)},
         tools=REGISTRY,
+        screening=build_screening(settings),
     )
+
+
+def build_screening(settings: Settings) -> ScreeningService:
+    """Local layers always; Comprehend PII and Bedrock Guardrails only when configured."""
+    from . import aws
+    from .screening.managed import ComprehendPiiCheck, GuardrailCheck, managed_client_config
+
+    base = Policy(
+        block_threshold=settings.screen_block_threshold,
+        pii_action=settings.screen_pii_action,  # type: ignore[arg-type]
+        guardrail_enabled=settings.screen_guardrail_enabled,
+        fail_open=settings.screen_fail_open,
+        max_chars=settings.max_prompt_chars,
+    )
+    checks = []
+    config = managed_client_config(settings.managed_check_timeout_s)
+    if settings.screen_pii_action != "off":
+        checks.append(ComprehendPiiCheck(aws.client("comprehend", config), settings.pii_language))
+    if settings.guardrail_id:
+        checks.append(GuardrailCheck(aws.client("bedrock-runtime", config), settings.guardrail_id, settings.guardrail_version))
+    return ScreeningService(PolicyStore(settings.policies_table, base, settings.tenant_cache_ttl_s), checks)
 
 
 def reset_services() -> None:

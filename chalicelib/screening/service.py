@@ -1,0 +1,132 @@
+"""Screening at the edges: per-tenant policy from DynamoDB, managed checks, audit log, errors.
+
+Every entry point (HTTP invoke and jobs, S3 and SQS triggers, tool results in the agent loop)
+calls `ScreeningService`; the decision itself is `core.screen`, a pure function.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import aws
+from ..errors import PromptRejected, PromptTooLarge
+from ..observability import logger, metrics
+from .core import ManagedCheck, Policy, Verdict, screen
+
+DEFAULT_TENANT_KEY = "*"
+
+
+class TenantPolicy(BaseModel):
+    """A tenant's screening policy as stored (every field optional: the default fills the rest)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    block_threshold: float | None = Field(default=None, ge=0.05, le=1.0)
+    rules_enabled: bool | None = None
+    pii_action: Literal["off", "block", "redact"] | None = None
+    pii_min_score: float | None = Field(default=None, ge=0, le=1)
+    pii_entity_types: list[str] | None = None
+    guardrail_enabled: bool | None = None
+    fail_open: bool | None = None
+    max_chars: int | None = Field(default=None, ge=1, le=1_000_000)
+
+    def over(self, base: Policy) -> Policy:
+        values = {key: value for key, value in self.model_dump().items() if value is not None}
+        if "pii_entity_types" in values:
+            values["pii_entity_types"] = tuple(values["pii_entity_types"])
+        return Policy(**{**base.__dict__, **values})
+
+
+class PolicyStore:
+    """Tenant policies from DynamoDB (item per tenant, '*' for the account-wide default), cached briefly."""
+
+    def __init__(self, table_name: str, base: Policy, cache_ttl_s: float, dynamodb: Any | None = None) -> None:
+        self._table = table_name
+        self._base = base
+        self._ttl = cache_ttl_s
+        self._dynamodb = dynamodb
+        self._cache: dict[str, tuple[float, Policy]] = {}
+        self._lock = threading.Lock()
+
+    def _load(self, key: str) -> TenantPolicy | None:
+        from boto3.dynamodb.types import TypeDeserializer
+
+        item = (self._dynamodb or aws.client("dynamodb")).get_item(TableName=self._table, Key={"tenant": {"S": key}}).get("Item")
+        if not item:
+            return None
+        raw = {name: TypeDeserializer().deserialize(value) for name, value in item.items()}
+        try:
+            return TenantPolicy.model_validate({k: (float(v) if hasattr(v, "as_tuple") else v) for k, v in raw.items()})
+        except ValidationError:
+            # A broken policy item must not open the gate: keep the safe default and say so.
+            logger.error("screening.policy_invalid", extra={"tenant": key})
+            return None
+
+    def policy_for(self, tenant: str) -> Policy:
+        now = time.monotonic()
+        cached = self._cache.get(tenant)
+        if cached and cached[0] > now:
+            return cached[1]
+        policy = self._base
+        for key in (DEFAULT_TENANT_KEY, tenant):
+            stored = self._load(key)
+            if stored is not None:
+                policy = stored.over(policy)
+        with self._lock:
+            self._cache[tenant] = (now + self._ttl, policy)
+        return policy
+
+    def put(self, tenant: str, policy: TenantPolicy) -> None:
+        from boto3.dynamodb.types import TypeSerializer
+        from decimal import Decimal
+
+        values = {k: (Decimal(str(v)) if isinstance(v, float) else v) for k, v in policy.model_dump(exclude_none=True).items()}
+        item = {name: TypeSerializer().serialize(value) for name, value in {"tenant": tenant, **values}.items()}
+        (self._dynamodb or aws.client("dynamodb")).put_item(TableName=self._table, Item=item)
+        with self._lock:
+            self._cache.clear()
+
+
+class ScreeningService:
+    def __init__(self, policies: PolicyStore, checks: Iterable[ManagedCheck] = ()) -> None:
+        self.policies = policies
+        self.checks = tuple(checks)
+
+    def verdict(self, text: str, tenant: str, trace_id: str, entry_point: str, managed: bool = True) -> Verdict:
+        """Screen and audit-log the decision (never the text)."""
+        policy = self.policies.policy_for(tenant)
+        if len(text) > policy.max_chars:
+            raise PromptTooLarge(f"Input longer than {policy.max_chars} characters.", {"max_chars": policy.max_chars, "chars": len(text)})
+        verdict = screen(text, policy, self.checks if managed else ())
+        logger.info("screening.verdict", extra={
+            "trace_id": trace_id, "tenant": tenant, "entry_point": entry_point,
+            "decision": "allowed" if verdict.allowed else "blocked", "reasons": list(verdict.reasons),
+            "score": round(verdict.score, 3), "layer": verdict.layer, "screen_ms": round(verdict.ms, 3),
+            "redacted": verdict.redacted_text is not None, "notes": list(verdict.notes),
+        })
+        metrics.add_metric(name="ScreeningMs", unit="Milliseconds", value=verdict.ms)
+        if not verdict.allowed:
+            metrics.add_metric(name="PromptsBlocked", unit="Count", value=1)
+        return verdict
+
+    def require_allowed(self, text: str, tenant: str, trace_id: str, entry_point: str) -> Verdict:
+        """The verdict, or PromptRejected (403) with the reason codes."""
+        verdict = self.verdict(text, tenant, trace_id, entry_point)
+        if not verdict.allowed:
+            raise PromptRejected("The prompt was rejected by screening.", {"reasons": list(verdict.reasons), "layer": verdict.layer})
+        return verdict
+
+    def tool_result_guard(self, tenant: str, trace_id: str) -> "Any":
+        """A guard for the agent loop: tool output is screened (rules only) before the model reads it."""
+
+        def guard(text: str) -> str | None:
+            try:
+                verdict = self.verdict(text, tenant, trace_id, "tool_result", managed=False)
+            except PromptTooLarge:
+                return "tool_result_too_large"
+            return None if verdict.allowed else ",".join(verdict.reasons)
+
+        return guard

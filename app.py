@@ -1,7 +1,7 @@
 """Crossover's Chalice app: wiring only. Every handler lives in chalicelib/."""
 from chalice import Chalice
 
-from chalicelib import api
+from chalicelib import api, handlers
 from chalicelib.http import ACCEPTED_CONTENT_TYPES, dispatch
 
 app = Chalice(app_name="crossover")
@@ -20,6 +20,16 @@ def health():  # type: ignore[no-untyped-def]
 @app.route("/v1/openapi.json", methods=["GET"])
 def openapi():  # type: ignore[no-untyped-def]
     return _route(api.openapi)
+
+
+@app.route("/v1/cost/report", methods=["GET"])
+def cost_report():  # type: ignore[no-untyped-def]
+    return _route(api.cost_report)
+
+
+@app.schedule("cron(15 0 * * ? *)", name="daily_cost_report")
+def daily_cost_report(event):  # type: ignore[no-untyped-def]
+    return handlers.daily_cost_report()
 
 
 @app.route("/v1/invoke", methods=["POST"], content_types=ACCEPTED_CONTENT_TYPES)

@@ -39,3 +39,17 @@ def invoke(request: ApiRequest) -> ApiResponse:
         lambda: run_invoke(services, tenant, body, request.trace_id, request_id),
     )
     return ApiResponse(answer, 200, {MODEL_VERSION_HEADER: answer["model"]})
+
+
+def cost_report(request: ApiRequest) -> ApiResponse:
+    """GET /v1/cost/report?days=N (ops role): totals, projection, break-even and recommendation."""
+    from .errors import ValidationFailed
+    from .meter.service import report_for
+
+    authenticate(request, role="ops")
+    raw_days = request.query.get("days", "30")
+    if not raw_days.isdigit() or not 1 <= int(raw_days) <= 366:
+        raise ValidationFailed("days must be an integer from 1 to 366.", {"field": "days"})
+    services = get_services()
+    report = report_for(services.ledger, services.decisions, services.catalog, int(raw_days), services.settings.ops_ready)
+    return ApiResponse(report)

@@ -30,15 +30,86 @@ def screen_jsonl(source: TextIO, sink: TextIO, threshold: float) -> int:
     return 1 if bad_lines else 0
 
 
+def cost_whatif(args: argparse.Namespace) -> int:
+    from decimal import Decimal
+
+    from .config import get_settings
+    from .meter.catalog import load_catalog
+    from .meter.planning import Scenario, analyse
+
+    catalog = load_catalog(args.catalog or get_settings().price_catalog_path)
+    overrides = {key: Decimal(str(value)) for key, value in {
+        "engineer_usd_per_hour": args.engineer_rate, "setup_hours": args.setup_hours,
+        "maintenance_hours_per_month": args.maintenance_hours, "incident_usd_per_month": args.incident_cost,
+        "amortisation_months": args.amortisation_months, "headroom": args.headroom}.items() if value is not None}
+    scenario = Scenario(
+        tokens_per_month=Decimal(str(args.tokens_per_month)), output_share=Decimal(str(args.output_share)),
+        bedrock_model=args.bedrock_model, self_hosted_model=args.self_hosted_model, instance=args.instance,
+        concurrency=args.concurrency, tokens_per_second=Decimal(str(args.tokens_per_second)) if args.tokens_per_second else None,
+        daily_cv=Decimal(str(args.daily_cv)), ops_ready=args.ops_ready, ops_overrides=overrides or None,
+    )
+    try:
+        result = analyse(scenario, catalog)
+    except ValueError as exc:
+        print(json.dumps({"error": str(exc)}), file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def cost_report(args: argparse.Namespace) -> int:
+    from .meter.report import render_html, render_json, render_table
+    from .meter.service import report_for
+    from .services import get_services
+
+    services = get_services()
+    show = (lambda message: print(f"\r{message}", end="", file=sys.stderr, flush=True)) if sys.stderr.isatty() or args.progress else None
+    report = report_for(services.ledger, services.decisions, services.catalog, args.days, services.settings.ops_ready, progress=show)
+    if show:
+        print(file=sys.stderr)
+    rendered = {"table": render_table, "json": render_json, "html": render_html}[args.format](report)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(rendered)
+    else:
+        print(rendered)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="crossover", description="Crossover operations.")
     commands = parser.add_subparsers(dest="command", required=True)
     screen_cmd = commands.add_parser("screen", help="screen prompts offline (local layers)")
     screen_cmd.add_argument("--jsonl", action="store_true", required=True, help="read JSON lines on stdin, write verdicts on stdout")
     screen_cmd.add_argument("--threshold", type=float, default=0.5)
+    cost = commands.add_parser("cost", help="cost reports and what-if planning").add_subparsers(dest="cost_command", required=True)
+    whatif = cost.add_parser("whatif", help="Bedrock vs self-hosted for a traffic profile (defaults from the price catalog)")
+    whatif.add_argument("--tokens-per-month", type=float, required=True)
+    whatif.add_argument("--output-share", type=float, default=0.25, help="fraction of tokens that are output tokens")
+    whatif.add_argument("--bedrock-model", default="anthropic.claude-3-sonnet-20240229-v1:0")
+    whatif.add_argument("--self-hosted-model", default="qwen3-32b")
+    whatif.add_argument("--instance", default="ml.g7e.2xlarge")
+    whatif.add_argument("--concurrency", type=int, help="which measured concurrency to use (default: the highest)")
+    whatif.add_argument("--tokens-per-second", type=float, help="override the catalog's measured throughput")
+    whatif.add_argument("--daily-cv", type=float, default=0.2, help="traffic variability: stdev/mean of daily tokens")
+    whatif.add_argument("--ops-ready", action=argparse.BooleanOptionalAction, default=True)
+    whatif.add_argument("--engineer-rate", type=float)
+    whatif.add_argument("--setup-hours", type=float)
+    whatif.add_argument("--maintenance-hours", type=float)
+    whatif.add_argument("--incident-cost", type=float)
+    whatif.add_argument("--amortisation-months", type=float)
+    whatif.add_argument("--headroom", type=float)
+    whatif.add_argument("--catalog", help="another price catalog file")
+    report = cost.add_parser("report", help="spend, projection and recommendation from the meter")
+    report.add_argument("--days", type=int, default=30)
+    report.add_argument("--format", choices=["table", "json", "html"], default="table")
+    report.add_argument("--output", help="write to a file instead of stdout")
+    report.add_argument("--progress", action="store_true", help="show read progress even when stderr is not a terminal")
     args = parser.parse_args(argv)
     if args.command == "screen":
         return screen_jsonl(sys.stdin, sys.stdout, args.threshold)
+    if args.command == "cost":
+        return cost_whatif(args) if args.cost_command == "whatif" else cost_report(args)
     parser.error(f"unknown command {args.command}")
     return 2
 

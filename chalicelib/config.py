@@ -16,6 +16,11 @@ RESOURCE_ENV_VARS: dict[str, str] = {
     "LEDGER_TABLE": "LedgerTable",
     "IDEMPOTENCY_TABLE": "IdempotencyTable",
     "POLICIES_TABLE": "PoliciesTable",
+    "AGGREGATES_TABLE": "AggregatesTable",
+    "BUDGETS_TABLE": "BudgetsTable",
+    "DECISIONS_TABLE": "DecisionsTable",
+    "DATA_BUCKET": "DataBucket",
+    "REPORTS_BUCKET": "ReportsBucket",
 }
 
 
@@ -36,6 +41,16 @@ class Settings:
     ledger_table: str
     idempotency_table: str
     policies_table: str
+    aggregates_table: str
+    budgets_table: str
+    decisions_table: str
+    meter_shards: int
+    data_bucket: str
+    reports_bucket: str
+    kms_key_id: str
+    report_days: int
+    routing_mode: str
+    ops_ready: bool
     default_model: str
     price_catalog_path: str
     max_prompt_chars: int
@@ -67,6 +82,16 @@ def get_settings() -> Settings:
         ledger_table=os.environ.get("LEDGER_TABLE", "crossover-ledger"),
         idempotency_table=os.environ.get("IDEMPOTENCY_TABLE", "crossover-idempotency"),
         policies_table=os.environ.get("POLICIES_TABLE", "crossover-policies"),
+        aggregates_table=os.environ.get("AGGREGATES_TABLE", "crossover-aggregates"),
+        budgets_table=os.environ.get("BUDGETS_TABLE", "crossover-budgets"),
+        decisions_table=os.environ.get("DECISIONS_TABLE", "crossover-decisions"),
+        meter_shards=_env_int("METER_SHARDS", 8),
+        data_bucket=os.environ.get("DATA_BUCKET", "crossover-data"),
+        reports_bucket=os.environ.get("REPORTS_BUCKET", "crossover-reports"),
+        kms_key_id=os.environ.get("KMS_KEY_ID", ""),
+        report_days=_env_int("REPORT_DAYS", 30),
+        routing_mode=os.environ.get("ROUTING_MODE", "bedrock"),
+        ops_ready=os.environ.get("OPS_READY", "false").lower() == "true",
         default_model=os.environ.get("DEFAULT_MODEL", "anthropic.claude-3-sonnet-20240229-v1:0"),
         price_catalog_path=os.environ.get(
             "PRICE_CATALOG_PATH", os.path.join(here, "meter", "catalog", "prices.json")

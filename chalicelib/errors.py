@@ -46,6 +46,10 @@ class PromptRejected(CrossoverError):
     status, code = 403, "prompt_rejected"
 
 
+class BudgetExceeded(CrossoverError):
+    status, code = 402, "budget_exceeded"
+
+
 class NotFound(CrossoverError):
     status, code = 404, "not_found"
 

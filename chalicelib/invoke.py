@@ -10,8 +10,9 @@ from typing import Any
 from .agent.loop import AgentLimits, run_agent
 from .api_schemas import InvokeRequest, InvokeResponse
 from .auth import Tenant
-from .errors import PromptTooLarge, ValidationFailed
+from .errors import CrossoverError, PromptTooLarge, ValidationFailed
 from .meter.ledger import LedgerEntry
+from .meter.catalog import TokenPrice
 from .meter.pricing import Usage, price_usage
 from .observability import logger, metrics
 from .services import Services
@@ -25,6 +26,20 @@ def check_request(services: Services, request: InvokeRequest) -> None:
     unknown = sorted(set(request.tools) - set(services.tools.names()))
     if unknown:
         raise ValidationFailed("Unknown tool(s) requested.", {"field": "tools", "unknown": unknown, "available": services.tools.names()})
+
+
+def worst_case_cost(prompt: str, system: str | None, limits: AgentLimits, price: TokenPrice | None) -> Decimal:
+    """An upper bound of what the request can cost, reserved against the tenant's budget.
+
+    A token is at least one byte of UTF-8, so bytes bound the input tokens of one step; the loop
+    stops once the request passes `max_cost_usd`, so it can overshoot by at most one step.
+    Unpriced models reserve the per-request cap.
+    """
+    if price is None:
+        return limits.max_cost_usd
+    input_bound = len(prompt.encode()) + len((system or "").encode())
+    one_step = price_usage(Usage(input_tokens=input_bound, output_tokens=limits.max_tokens), price) or Decimal(0)
+    return min(one_step * limits.max_steps, limits.max_cost_usd + one_step)
 
 
 def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id: str, request_id: str | None = None) -> dict[str, Any]:
@@ -45,17 +60,33 @@ def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id:
         max_tokens=min(request.max_tokens or settings.max_output_tokens, settings.max_output_tokens),
         tool_timeout_s=settings.tool_timeout_s,
     )
-    result = run_agent(
-        backend, model_id, prompt, request.system, request.tools, services.tools, limits,
-        price=lambda usage: price_usage(usage, token_price),
-        guard_tool_result=services.screening.tool_result_guard(tenant.tenant, trace_id),
-    )
+    reservation = services.budgets.reserve(tenant.tenant, worst_case_cost(prompt, request.system, limits, token_price))
     request_id = request_id or f"req-{uuid.uuid4().hex}"
-    written = services.ledger.record(LedgerEntry(
-        request_id=request_id, tenant=tenant.tenant, model=model_id, backend=backend.name, kind="invoke",
-        usage=result.usage, cost_usd=result.cost_usd, catalog_version=services.catalog.version,
-        trace_id=trace_id, created_at=datetime.now(timezone.utc),
-    ))
+
+    def meter(usage: Usage, cost: Decimal | None, record_id: str) -> bool:
+        services.budgets.settle(reservation, cost)
+        return services.ledger.record(LedgerEntry(
+            request_id=record_id, tenant=tenant.tenant, model=model_id, backend=backend.name, kind="invoke",
+            usage=usage, cost_usd=cost, catalog_version=services.catalog.version,
+            trace_id=trace_id, created_at=datetime.now(timezone.utc),
+        ))
+
+    try:
+        result = run_agent(
+            backend, model_id, prompt, request.system, request.tools, services.tools, limits,
+            price=lambda usage: price_usage(usage, token_price),
+            guard_tool_result=services.screening.tool_result_guard(tenant.tenant, trace_id),
+        )
+    except CrossoverError as exc:
+        partial: Usage = getattr(exc, "partial_usage", Usage())
+        if partial.input_tokens or partial.output_tokens:
+            # The steps that ran were billed: record them under their own id, so a retry that
+            # succeeds under the same idempotency key is recorded too.
+            meter(partial, price_usage(partial, token_price), f"{request_id}#failed-{uuid.uuid4().hex[:8]}")
+        else:
+            services.budgets.settle(reservation, Decimal(0))
+        raise
+    written = meter(result.usage, result.cost_usd, request_id)
     latency_ms = (time.perf_counter() - started) * 1000
     _emit(tenant, model_id, backend.name, trace_id, request_id, result.usage, result.cost_usd, result.stop_reason,
           len(result.tool_calls), latency_ms, written)

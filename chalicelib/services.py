@@ -9,6 +9,8 @@ from .agent.tools import REGISTRY, ToolRegistry
 from .auth import TenantStore
 from .config import Settings, get_settings
 from .meter.catalog import PriceCatalog, load_catalog
+from .meter.budgets import Budgets
+from .meter.decisions import DecisionStore
 from .meter.ledger import Ledger
 from .models import ModelBackend
 from .models.bedrock import BedrockBackend
@@ -21,6 +23,8 @@ class Services:
     settings: Settings
     tenants: TenantStore
     ledger: Ledger
+    budgets: Budgets
+    decisions: DecisionStore
     catalog: PriceCatalog
     backends: dict[str, ModelBackend]
     tools: ToolRegistry
@@ -33,7 +37,9 @@ def get_services() -> Services:
     return Services(
         settings=settings,
         tenants=TenantStore(settings.tenants_table, settings.tenant_cache_ttl_s),
-        ledger=Ledger(settings.ledger_table),
+        ledger=Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards),
+        budgets=Budgets(settings.budgets_table),
+        decisions=DecisionStore(settings.decisions_table),
         catalog=load_catalog(settings.price_catalog_path),
         backends={"bedrock": BedrockBackend.from_settings(settings.bedrock_max_attempts, settings.bedrock_read_timeout_s)},
         tools=REGISTRY,

@@ -52,12 +52,30 @@ def create_table(dynamodb: Any, name: str, props: dict[str, Any]) -> None:
         dynamodb.update_time_to_live(TableName=name, TimeToLiveSpecification=ttl)
 
 
+def create_bucket(s3: Any, name: str) -> None:
+    """A private bucket with default encryption (SSE-S3 locally: moto has no key policy to enforce)."""
+    try:
+        s3.create_bucket(Bucket=name)
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+            raise
+    s3.put_bucket_encryption(Bucket=name, ServerSideEncryptionConfiguration={
+        "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})
+    s3.put_public_access_block(Bucket=name, PublicAccessBlockConfiguration={
+        "BlockPublicAcls": True, "IgnorePublicAcls": True, "BlockPublicPolicy": True, "RestrictPublicBuckets": True})
+
+
 def bootstrap(tenants: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> None:
-    """Create every table in the template, then the given tenants {api_key: (tenant, roles)}."""
+    """Create every table and bucket in the template, then the given tenants {api_key: (tenant, roles)}."""
     dynamodb = boto3.client("dynamodb")
+    s3 = boto3.client("s3")
     for logical_id, resource in load_template()["Resources"].items():
-        if resource["Type"] == "AWS::DynamoDB::Table" and logical_id in _LOGICAL_TO_ENV:
+        if logical_id not in _LOGICAL_TO_ENV:
+            continue
+        if resource["Type"] == "AWS::DynamoDB::Table":
             create_table(dynamodb, physical_name(logical_id), resource["Properties"])
+        elif resource["Type"] == "AWS::S3::Bucket":
+            create_bucket(s3, physical_name(logical_id))
     store = TenantStore(get_settings().tenants_table, 0, dynamodb)
     for api_key, (tenant, roles) in (tenants or {}).items():
         store.put(tenant, api_key, roles)

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
+from ..errors import CrossoverError
 from ..meter.pricing import Usage
 from ..models import ModelBackend, ModelTurn
 from .tools import ToolRegistry
@@ -80,7 +81,13 @@ def run_agent(
     turn: ModelTurn | None = None
 
     for step in range(1, limits.max_steps + 1):
-        turn = backend.converse(model_id, messages, system, tool_config, limits.max_tokens)
+        try:
+            turn = backend.converse(model_id, messages, system, tool_config, limits.max_tokens)
+        except CrossoverError as exc:
+            # Earlier steps were billed by the provider: hand their usage to the caller to meter.
+            exc.partial_usage = usage  # type: ignore[attr-defined]
+            exc.partial_steps = step - 1  # type: ignore[attr-defined]
+            raise
         usage = usage + turn.usage
         cost = price(usage)
         if turn.stop_reason != "tool_use" or not turn.tool_uses():

@@ -5,7 +5,7 @@ import json
 from decimal import Decimal
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 # Cross-region inference profiles prefix the base model id (e.g. "us.anthropic...").
 _INFERENCE_PROFILE_PREFIXES = ("us.", "eu.", "apac.", "us-gov.", "global.")
@@ -22,6 +22,76 @@ class TokenPrice(BaseModel):
     as_of: str
 
 
+class Sourced(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str
+    as_of: str
+
+
+class GpuInstance(Sourced):
+    gpus: int
+    gpu: str
+    on_demand_per_hour: Decimal
+    spot_per_hour: Decimal
+    savings_plan_per_hour: Decimal
+
+
+class Throughput(BaseModel):
+    """Measured serving speed: tokens/s, or $/M output tokens at a concurrency (as seed 003 reports it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    instance: str
+    concurrency: int
+    usd_per_mtok_output: Decimal | None = None
+    tokens_per_second: Decimal | None = None
+    notes: str = ""
+
+
+class SelfHostedModel(Sourced):
+    served_as: str
+    instance: str
+
+
+class LambdaPrice(Sourced):
+    x86_usd_per_gb_second: Decimal
+    arm_usd_per_gb_second: Decimal
+    usd_per_million_requests: Decimal
+
+
+class StepFunctionsPrice(Sourced):
+    standard_usd_per_1000_transitions: Decimal
+
+
+class FleetMix(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    savings_plan: Decimal
+    on_demand: Decimal
+    spot: Decimal
+
+
+class OpsInputs(Sourced):
+    engineer_usd_per_hour: Decimal
+    setup_hours: Decimal
+    maintenance_hours_per_month: Decimal
+    incident_usd_per_month: Decimal
+    amortisation_months: Decimal
+    headroom: Decimal
+    min_instances: int
+    input_token_weight: Decimal
+    fleet_mix: FleetMix
+
+
+class RecommendationSettings(Sourced):
+    evaluate_below_tokens: int
+    switch_margin: Decimal
+    max_daily_cv: Decimal
+    days_to_confirm: int
+
+
 class PriceCatalog(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -29,10 +99,24 @@ class PriceCatalog(BaseModel):
     currency: str
     notes: str = ""
     bedrock_models: dict[str, TokenPrice]
+    gpu_instances: dict[str, GpuInstance]
+    throughput: list[Throughput]
+    self_hosted_models: dict[str, SelfHostedModel]
+    # `lambda` is a Python keyword: the field is read from the file's "lambda" key.
+    lambda_: LambdaPrice = Field(alias="lambda")
+    step_functions: StepFunctionsPrice
+    ops: OpsInputs
+    recommendation: RecommendationSettings
 
     def token_price(self, model_id: str) -> TokenPrice | None:
         """Price for a Bedrock model id or inference profile id; None when the catalog lacks it."""
         return self.bedrock_models.get(base_model_id(model_id))
+
+    def throughput_for(self, model: str, instance: str, concurrency: int | None = None) -> Throughput | None:
+        """The measurement for model x instance (at `concurrency`, else the highest measured)."""
+        matches = [t for t in self.throughput if t.model == model and t.instance == instance
+                   and (concurrency is None or t.concurrency == concurrency)]
+        return max(matches, key=lambda t: t.concurrency, default=None)
 
 
 def base_model_id(model_id: str) -> str:

@@ -1,14 +1,23 @@
-"""The ledger: one record per metered call, written exactly once (conditional put on request id)."""
+"""The ledger: one record per metered call, written exactly once, with daily aggregates.
+
+The record and its aggregate increment are one DynamoDB transaction: a conditional put on the
+request id plus an atomic ADD on the day's aggregate item, so a retry neither double counts nor
+leaves the aggregate behind. Aggregates are sharded (pk `day#<day>#s<n>`) so one hot tenant cannot
+throttle a single partition.
+"""
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
 from .. import aws
 from .pricing import Usage
+
+DEFAULT_SHARDS = 8
 
 
 class LedgerEntry(BaseModel):
@@ -18,7 +27,7 @@ class LedgerEntry(BaseModel):
     tenant: str
     model: str
     backend: str
-    kind: str  # invoke | job | fallback
+    kind: str  # invoke | job | fallback | event
     usage: Usage
     cost_usd: Decimal | None
     catalog_version: str
@@ -54,23 +63,78 @@ class LedgerEntry(BaseModel):
         return item
 
 
+def aggregate_key(day: str, shard: int) -> str:
+    return f"day#{day}#s{shard}"
+
+
+def shard_of(request_id: str, shards: int) -> int:
+    return int(hashlib.sha256(request_id.encode()).hexdigest()[:8], 16) % shards
+
+
 class Ledger:
-    def __init__(self, table_name: str, dynamodb: Any | None = None) -> None:
+    def __init__(self, table_name: str, aggregates_table: str = "", shards: int = DEFAULT_SHARDS, dynamodb: Any | None = None) -> None:
         self._table_name = table_name
+        self._aggregates = aggregates_table
+        self._shards = shards
         self._dynamodb = dynamodb
 
+    @property
+    def shards(self) -> int:
+        return self._shards
+
+    def _client(self) -> Any:
+        return self._dynamodb or aws.client("dynamodb")
+
     def record(self, entry: LedgerEntry) -> bool:
-        """Write the entry; False when this request id was already recorded (a retry)."""
+        """Write the entry and its aggregate once; False when this request id was already recorded."""
         from botocore.exceptions import ClientError
 
+        put = {"Put": {"TableName": self._table_name, "Item": entry.to_item(),
+                       "ConditionExpression": "attribute_not_exists(request_id)"}}
         try:
-            (self._dynamodb or aws.client("dynamodb")).put_item(
-                TableName=self._table_name,
-                Item=entry.to_item(),
-                ConditionExpression="attribute_not_exists(request_id)",
-            )
+            if not self._aggregates:
+                self._client().put_item(**put["Put"])
+            else:
+                self._client().transact_write_items(TransactItems=[put, {"Update": self._aggregate_update(entry)}])
         except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            code = exc.response["Error"]["Code"]
+            reasons = [reason.get("Code") for reason in exc.response.get("CancellationReasons", [])]
+            if code == "ConditionalCheckFailedException" or (code == "TransactionCanceledException" and reasons[:1] == ["ConditionalCheckFailed"]):
                 return False
             raise
         return True
+
+    def _aggregate_update(self, entry: LedgerEntry) -> dict[str, Any]:
+        values = {
+            ":calls": {"N": "1"},
+            ":input": {"N": str(entry.usage.input_tokens)},
+            ":output": {"N": str(entry.usage.output_tokens)},
+            ":cache": {"N": str(entry.usage.cache_read_tokens + entry.usage.cache_write_tokens)},
+            ":cost": {"N": str(entry.cost_usd if entry.cost_usd is not None else 0)},
+            ":unpriced": {"N": "0" if entry.cost_usd is not None else "1"},
+            ":gpu": {"N": str(entry.gpu_seconds or 0)},
+        }
+        return {
+            "TableName": self._aggregates,
+            "Key": {"pk": {"S": aggregate_key(entry.day, shard_of(entry.request_id, self._shards))},
+                    "sk": {"S": f"{entry.tenant}#{entry.backend}#{entry.model}"}},
+            "UpdateExpression": ("ADD calls :calls, input_tokens :input, output_tokens :output, cache_tokens :cache, "
+                                 "cost_usd :cost, unpriced_calls :unpriced, gpu_seconds :gpu"),
+            "ExpressionAttributeValues": values,
+        }
+
+    def daily_aggregates(self, days: list[str]) -> Iterator[dict[str, Any]]:
+        """Every aggregate row for the given days (all shards), as plain dicts with Decimals."""
+        from boto3.dynamodb.types import TypeDeserializer
+
+        deserializer = TypeDeserializer()
+        paginator = self._client().get_paginator("query")
+        for day in days:
+            for shard in range(self._shards):
+                pages = paginator.paginate(TableName=self._aggregates, KeyConditionExpression="pk = :pk",
+                                           ExpressionAttributeValues={":pk": {"S": aggregate_key(day, shard)}})
+                for page in pages:
+                    for item in page["Items"]:
+                        row = {key: deserializer.deserialize(value) for key, value in item.items()}
+                        tenant, backend, model = row["sk"].split("#", 2)
+                        yield {"day": day, "tenant": tenant, "backend": backend, "model": model, **row}

@@ -1,0 +1,49 @@
+"""Cost report operations at the edges: read aggregates, decide with hysteresis, publish to S3."""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Any, Callable
+
+from .. import aws
+from ..observability import logger, metrics
+from .decisions import DecisionStore
+from .ledger import Ledger
+from .recommendation import Assessment, next_state
+from .report import build_report, render_html, render_json
+
+
+def report_for(ledger: Ledger, decisions: DecisionStore, catalog: Any, days: int, ops_ready: bool,
+               today: date | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    def read(window: list[str]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for index, day in enumerate(window, start=1):
+            rows.extend(ledger.daily_aggregates([day]))
+            if progress:
+                progress(f"read {index}/{len(window)} days ({len(rows)} aggregate rows)")
+        return rows
+
+    state = decisions.latest()
+    return build_report(read, days, today or datetime.now(timezone.utc).date(), catalog, ops_ready, state.to_dict())
+
+
+def publish_daily_report(ledger: Ledger, decisions: DecisionStore, catalog: Any, ops_ready: bool, bucket: str,
+                         days: int, days_to_confirm: int, kms_key_id: str = "", today: date | None = None) -> dict[str, Any]:
+    """The scheduled job: report, advance the recommendation (hysteresis), store the decision, write S3."""
+    today = today or datetime.now(timezone.utc).date()
+    report = report_for(ledger, decisions, catalog, days, ops_ready, today)
+    breakeven = report["breakeven"]
+    assessment = Assessment(breakeven["recommendation"], tuple(breakeven["reasons"]), breakeven["numbers"])
+    state = next_state(decisions.latest(), assessment, days_to_confirm)
+    decisions.save("global", today.isoformat(), state, assessment, {"catalog_version": catalog.version, "days": days, "ops_ready": ops_ready})
+    report["recommendation"].update({"current": state.current, "pending": state.pending, "pending_days": state.pending_days})
+    encryption: dict[str, str] = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms_key_id} if kms_key_id else {"ServerSideEncryption": "AES256"}
+    s3 = aws.client("s3")
+    prefix = f"reports/{today.isoformat()}/"
+    s3.put_object(Bucket=bucket, Key=prefix + "cost-report.json", Body=render_json(report).encode(), ContentType="application/json", **encryption)
+    s3.put_object(Bucket=bucket, Key=prefix + "cost-report.html", Body=render_html(report).encode(), ContentType="text/html; charset=utf-8", **encryption)
+    metrics.add_metric(name="ProjectedMonthlyCostUSD", unit="None", value=float(report["projected_month"]["cost_usd"]))
+    metrics.add_metric(name="ProjectedMonthlyTokens", unit="Count", value=float(report["projected_month"]["tokens"]))
+    metrics.add_metric(name="UnpricedModels", unit="Count", value=len(report["unpriced_models"]))
+    logger.info("cost.report_published", extra={"day": today.isoformat(), "recommendation": state.current, "pending": state.pending,
+                                                 "bucket": bucket, "prefix": prefix})
+    return {"bucket": bucket, "prefix": prefix, "recommendation": state.current}

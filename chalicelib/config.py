@@ -50,6 +50,9 @@ class Settings:
     kms_key_id: str
     report_days: int
     routing_mode: str
+    self_hosted_endpoint: str
+    self_hosted_model: str
+    self_hosted_timeout_s: float
     ops_ready: bool
     default_model: str
     price_catalog_path: str
@@ -91,6 +94,10 @@ def get_settings() -> Settings:
         kms_key_id=os.environ.get("KMS_KEY_ID", ""),
         report_days=_env_int("REPORT_DAYS", 30),
         routing_mode=os.environ.get("ROUTING_MODE", "bedrock"),
+        self_hosted_endpoint=os.environ.get("SELF_HOSTED_ENDPOINT", ""),
+        self_hosted_model=os.environ.get("SELF_HOSTED_MODEL", "qwen3-32b"),
+        # Seed 002: fall back to Bedrock when a self-hosted call passes 120 s.
+        self_hosted_timeout_s=_env_float("SELF_HOSTED_TIMEOUT_S", 120.0),
         ops_ready=os.environ.get("OPS_READY", "false").lower() == "true",
         default_model=os.environ.get("DEFAULT_MODEL", "anthropic.claude-3-sonnet-20240229-v1:0"),
         price_catalog_path=os.environ.get(

@@ -14,6 +14,8 @@ from .meter.decisions import DecisionStore
 from .meter.ledger import Ledger
 from .models import ModelBackend
 from .models.bedrock import BedrockBackend
+from .models.self_hosted import SelfHostedBackend
+from .routing import CircuitBreaker
 from .screening import Policy
 from .screening.service import PolicyStore, ScreeningService
 
@@ -29,6 +31,21 @@ class Services:
     backends: dict[str, ModelBackend]
     tools: ToolRegistry
     screening: ScreeningService
+    breakers: dict[str, CircuitBreaker]
+    _recommendation: tuple[float, str] | None = None
+
+    def recommendation(self) -> str:
+        """The cost meter's current recommendation, cached for a minute (it changes once a day)."""
+        import time
+
+        now = time.monotonic()
+        if self._recommendation is None or self._recommendation[0] < now:
+            try:
+                current = self.decisions.latest().current
+            except Exception:  # no decision table yet, or DynamoDB unreachable: Bedrock stays the default
+                current = "stay_on_bedrock"
+            self._recommendation = (now + 60, current)
+        return self._recommendation[1]
 
 
 @lru_cache(maxsize=1)
@@ -41,10 +58,18 @@ def get_services() -> Services:
         budgets=Budgets(settings.budgets_table),
         decisions=DecisionStore(settings.decisions_table),
         catalog=load_catalog(settings.price_catalog_path),
-        backends={"bedrock": BedrockBackend.from_settings(settings.bedrock_max_attempts, settings.bedrock_read_timeout_s)},
+        backends=build_backends(settings),
         tools=REGISTRY,
         screening=build_screening(settings),
+        breakers={"self_hosted": CircuitBreaker()},
     )
+
+
+def build_backends(settings: Settings) -> dict[str, ModelBackend]:
+    backends: dict[str, ModelBackend] = {"bedrock": BedrockBackend.from_settings(settings.bedrock_max_attempts, settings.bedrock_read_timeout_s)}
+    if settings.self_hosted_endpoint:
+        backends["self_hosted"] = SelfHostedBackend(settings.self_hosted_endpoint, settings.self_hosted_timeout_s, settings.self_hosted_model)
+    return backends
 
 
 def build_screening(settings: Settings) -> ScreeningService:

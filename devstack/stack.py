@@ -80,6 +80,9 @@ class LocalStack:
             "AWS_DEFAULT_REGION": env.get("AWS_DEFAULT_REGION", "us-east-1"),
             "AWS_REGION": env.get("AWS_REGION", env.get("AWS_DEFAULT_REGION", "us-east-1")),
             "MOTO_PORT": str(self.ports.aws),
+            # The bundled model doubles as the self-hosted backend (what vLLM on Batch/GPU is in AWS).
+            "SELF_HOSTED_ENDPOINT": f"http://127.0.0.1:{self.ports.model}",
+            "SELF_HOSTED_MODEL": "local.smollm2-135m-instruct",
             "PYTHONUNBUFFERED": "1",
         })
         env.pop("AWS_PROFILE", None)

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import aws
 from ..errors import BudgetExceeded
+from .ledger import number
 
 LIMIT_ROW = "limit"
 
@@ -44,7 +45,7 @@ class Budgets:
             self._client().delete_item(TableName=self._table, Key={"tenant": {"S": tenant}, "period": {"S": LIMIT_ROW}})
         else:
             self._client().put_item(TableName=self._table, Item={"tenant": {"S": tenant}, "period": {"S": LIMIT_ROW},
-                                                                 "limit_usd": {"N": str(monthly_usd)}})
+                                                                 "limit_usd": {"N": number(monthly_usd)}})
         self._limits.pop(tenant, None)
 
     def limit_for(self, tenant: str) -> Decimal | None:
@@ -73,7 +74,7 @@ class Budgets:
                 Key={"tenant": {"S": tenant}, "period": {"S": period}},
                 UpdateExpression="ADD committed_usd :amount",
                 ConditionExpression="attribute_not_exists(committed_usd) OR committed_usd <= :ceiling",
-                ExpressionAttributeValues={":amount": {"N": str(worst_case_usd)}, ":ceiling": {"N": str(limit - worst_case_usd)}},
+                ExpressionAttributeValues={":amount": {"N": number(worst_case_usd)}, ":ceiling": {"N": number(limit - worst_case_usd)}},
             )
         except ClientError as exc:
             if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
@@ -94,7 +95,7 @@ class Budgets:
             return
         self._client().update_item(
             TableName=self._table, Key={"tenant": {"S": reservation.tenant}, "period": {"S": reservation.period}},
-            UpdateExpression="ADD committed_usd :delta", ExpressionAttributeValues={":delta": {"N": str(delta)}},
+            UpdateExpression="ADD committed_usd :delta", ExpressionAttributeValues={":delta": {"N": number(delta)}},
         )
 
     def committed(self, tenant: str, period: str | None = None) -> Decimal:

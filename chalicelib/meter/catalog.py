@@ -112,6 +112,23 @@ class PriceCatalog(BaseModel):
         """Price for a Bedrock model id or inference profile id; None when the catalog lacks it."""
         return self.bedrock_models.get(base_model_id(model_id))
 
+    def self_hosted_price(self, served_as: str) -> TokenPrice | None:
+        """Per-token price of a self-hosted model: its instance's on-demand $/h at the measured throughput
+        (the marginal cost of a busy GPU; idle capacity and ops are in the break-even report)."""
+        from .breakeven import cost_per_million_tokens, measured_tokens_per_second
+
+        for name, model in self.self_hosted_models.items():
+            if model.served_as != served_as:
+                continue
+            instance = self.gpu_instances.get(model.instance)
+            measurement = self.throughput_for(name, model.instance)
+            if instance is None or measurement is None:
+                return None
+            output = cost_per_million_tokens(instance.on_demand_per_hour, measured_tokens_per_second(measurement, instance))
+            return TokenPrice(input_per_mtok=output * self.ops.input_token_weight, output_per_mtok=output,
+                              source=f"derived: {model.instance} on-demand price at measured throughput", as_of=model.as_of)
+        return None
+
     def throughput_for(self, model: str, instance: str, concurrency: int | None = None) -> Throughput | None:
         """The measurement for model x instance (at `concurrency`, else the highest measured)."""
         matches = [t for t in self.throughput if t.model == model and t.instance == instance

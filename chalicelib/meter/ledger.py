@@ -57,10 +57,15 @@ class LedgerEntry(BaseModel):
             "priced": {"BOOL": self.cost_usd is not None},
         }
         if self.cost_usd is not None:
-            item["cost_usd"] = {"N": str(self.cost_usd)}
+            item["cost_usd"] = {"N": number(self.cost_usd)}
         if self.gpu_seconds is not None:
-            item["gpu_seconds"] = {"N": str(self.gpu_seconds)}
+            item["gpu_seconds"] = {"N": number(self.gpu_seconds)}
         return item
+
+
+def number(value: Decimal | int) -> str:
+    """A DynamoDB number: plain notation (never "0E-8", which DynamoDB and moto refuse)."""
+    return format(value, "f") if isinstance(value, Decimal) else str(value)
 
 
 def aggregate_key(day: str, shard: int) -> str:
@@ -110,9 +115,9 @@ class Ledger:
             ":input": {"N": str(entry.usage.input_tokens)},
             ":output": {"N": str(entry.usage.output_tokens)},
             ":cache": {"N": str(entry.usage.cache_read_tokens + entry.usage.cache_write_tokens)},
-            ":cost": {"N": str(entry.cost_usd if entry.cost_usd is not None else 0)},
+            ":cost": {"N": number(entry.cost_usd if entry.cost_usd is not None else Decimal(0))},
             ":unpriced": {"N": "0" if entry.cost_usd is not None else "1"},
-            ":gpu": {"N": str(entry.gpu_seconds or 0)},
+            ":gpu": {"N": number(entry.gpu_seconds or Decimal(0))},
         }
         return {
             "TableName": self._aggregates,

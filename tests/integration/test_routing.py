@@ -1,0 +1,120 @@
+"""Routing through the app: self-hosted endpoint (OpenAI protocol), fallback to Bedrock, auto mode."""
+from __future__ import annotations
+
+import json
+import threading
+from datetime import date
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from decimal import Decimal
+
+import pytest
+from botocore.stub import Stubber
+
+from chalicelib.screening.service import TenantPolicy
+from tests.conftest import converse_text, ledger_items, post_json
+
+
+class FakeOpenAI:
+    def __init__(self):
+        self.fail = False
+        self.requests = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                if outer.fail:
+                    self.send_response(503)
+                    self.end_headers()
+                    return
+                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": "from the GPU"}, "finish_reason": "stop"}],
+                                      "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture
+def self_hosted(aws, monkeypatch):
+    from chalicelib.services import reset_services
+
+    server = FakeOpenAI()
+    monkeypatch.setenv("SELF_HOSTED_ENDPOINT", server.url)
+    monkeypatch.setenv("SELF_HOSTED_MODEL", "local.smollm2-135m-instruct")
+    reset_services()
+    yield server
+    server.server.shutdown()
+    reset_services()
+
+
+def stub_bedrock():
+    from chalicelib.services import get_services
+
+    return Stubber(get_services().backends["bedrock"]._client)
+
+
+def set_mode(tenant, mode):
+    from chalicelib.services import get_services
+
+    get_services().screening.policies.put(tenant, TenantPolicy(routing_mode=mode))
+
+
+def test_self_hosted_mode_serves_from_the_openai_compatible_endpoint(client, self_hosted):
+    set_mode("dev", "self_hosted")
+    response = post_json(client, "/v1/invoke", {"prompt": "hello"})
+    assert response.status_code == 200, response.body
+    body = response.json_body
+    assert body["backend"] == "self_hosted" and body["output"] == "from the GPU" and body["model"] == "local.smollm2-135m-instruct"
+    assert self_hosted.requests[0]["messages"][-1] == {"role": "user", "content": "hello"}
+    [row] = ledger_items()
+    assert row["backend"]["S"] == "self_hosted" and Decimal(row["cost_usd"]["N"]) == 0  # the local model is priced at $0
+
+
+def test_unhealthy_self_hosted_falls_back_to_bedrock_and_opens_the_circuit(client, self_hosted):
+    from chalicelib.services import get_services
+
+    set_mode("dev", "self_hosted")
+    self_hosted.fail = True
+    with stub_bedrock() as stub:
+        for _ in range(4):
+            stub.add_response("converse", converse_text("from Bedrock"))
+        backends = [post_json(client, "/v1/invoke", {"prompt": "hello"}).json_body["backend"] for _ in range(4)]
+    assert backends == ["bedrock"] * 4
+    assert len(self_hosted.requests) == 3  # after 3 failures the circuit opened: the 4th went straight to Bedrock
+    assert get_services().breakers["self_hosted"].is_open
+
+
+def test_auto_mode_follows_the_stored_recommendation(client, self_hosted):
+    from chalicelib.meter.recommendation import Assessment, DecisionState
+    from chalicelib.services import get_services
+
+    set_mode("dev", "auto")
+    with stub_bedrock() as stub:
+        stub.add_response("converse", converse_text("from Bedrock"))
+        assert post_json(client, "/v1/invoke", {"prompt": "hello"}).json_body["backend"] == "bedrock"
+    services = get_services()
+    services.decisions.save("global", date.today().isoformat(), DecisionState("switch_to_self_hosted"),
+                            Assessment("switch_to_self_hosted", ("test",), {}), {})
+    services._recommendation = None  # drop the one-minute cache
+    assert post_json(client, "/v1/invoke", {"prompt": "hello"}).json_body["backend"] == "self_hosted"
+
+
+def test_routing_decisions_are_logged_with_reasons(client, self_hosted, captured_logs):
+    set_mode("dev", "self_hosted")
+    post_json(client, "/v1/invoke", {"prompt": "hello"})
+    decisions = [json.loads(line) for line in captured_logs.getvalue().splitlines() if "routing.decision" in line]
+    assert decisions and decisions[0]["backend"] == "self_hosted" and decisions[0]["reason"] == "routing mode is self_hosted"

@@ -1,4 +1,6 @@
 """Crossover's Chalice app: wiring only. Every handler lives in chalicelib/."""
+import os
+
 from chalice import Chalice
 
 from chalicelib import api, handlers
@@ -30,6 +32,32 @@ def cost_report():  # type: ignore[no-untyped-def]
 @app.schedule("cron(15 0 * * ? *)", name="daily_cost_report")
 def daily_cost_report(event):  # type: ignore[no-untyped-def]
     return handlers.daily_cost_report()
+
+
+@app.route("/v1/jobs", methods=["POST"], content_types=ACCEPTED_CONTENT_TYPES)
+def submit_job():  # type: ignore[no-untyped-def]
+    return _route(api.submit_job)
+
+
+@app.route("/v1/jobs/{job_id}", methods=["GET"])
+def get_job(job_id):  # type: ignore[no-untyped-def]
+    return _route(api.get_job)
+
+
+@app.route("/v1/jobs/{job_id}", methods=["DELETE"])
+def cancel_job(job_id):  # type: ignore[no-untyped-def]
+    return _route(api.cancel_job)
+
+
+@app.on_sqs_message(queue=os.environ.get("JOB_STEPS_QUEUE", "crossover-job-steps"), batch_size=5, name="job_steps")
+def job_steps(event):  # type: ignore[no-untyped-def]
+    return handlers.job_steps(event.to_dict())
+
+
+@app.on_cw_event({"source": ["aws.batch"], "detail-type": ["Batch Job State Change"], "detail": {"status": ["FAILED"]}},
+                 name="batch_job_failed")
+def batch_job_failed(event):  # type: ignore[no-untyped-def]
+    return handlers.batch_job_failed(event.detail)
 
 
 @app.route("/v1/invoke", methods=["POST"], content_types=ACCEPTED_CONTENT_TYPES)

@@ -53,3 +53,35 @@ def cost_report(request: ApiRequest) -> ApiResponse:
     services = get_services()
     report = report_for(services.ledger, services.decisions, services.catalog, int(raw_days), services.settings.ops_ready)
     return ApiResponse(report)
+
+
+def submit_job(request: ApiRequest) -> ApiResponse:
+    from .jobs.models import MAX_INLINE_BYTES, JobRequest
+    from .jobs.service import job_service
+    from .errors import ValidationFailed
+
+    services = get_services()
+    tenant = authenticate(request)
+    if len(request.raw_body) > MAX_INLINE_BYTES:
+        raise ValidationFailed(f"Inline job input is limited to {MAX_INLINE_BYTES} bytes; upload larger inputs to S3 and pass input_uri.",
+                               {"max_bytes": MAX_INLINE_BYTES})
+    body = parse_body(request, JobRequest)
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    jobs = job_service(services)
+    accepted = run_once(services.settings.idempotency_table, services.settings.idempotency_ttl_s, f"jobs#{tenant.tenant}", key,
+                        body.model_dump(mode="json"), lambda: jobs.submit(tenant, body, request.trace_id, key))
+    return ApiResponse(accepted, 202)
+
+
+def get_job(request: ApiRequest) -> ApiResponse:
+    from .jobs.service import job_service
+
+    tenant = authenticate(request)
+    return ApiResponse(job_service(get_services()).view(tenant, request.path_params.get("job_id", "")))
+
+
+def cancel_job(request: ApiRequest) -> ApiResponse:
+    from .jobs.service import job_service
+
+    tenant = authenticate(request)
+    return ApiResponse(job_service(get_services()).cancel(tenant, request.path_params.get("job_id", "")))

@@ -20,6 +20,8 @@ RESOURCE_ENV_VARS: dict[str, str] = {
     "BUDGETS_TABLE": "BudgetsTable",
     "DECISIONS_TABLE": "DecisionsTable",
     "DATA_BUCKET": "DataBucket",
+    "JOBS_TABLE": "JobsTable",
+    "JOB_STEPS_QUEUE": "JobStepsQueue",
     "REPORTS_BUCKET": "ReportsBucket",
 }
 
@@ -46,6 +48,15 @@ class Settings:
     decisions_table: str
     meter_shards: int
     data_bucket: str
+    jobs_table: str
+    job_steps_queue: str
+    state_machine_arn: str
+    state_machine_name: str
+    batch_job_queue: str
+    batch_job_definition: str
+    fallback_chunk_size: int
+    presign_ttl_s: int
+    max_job_input_bytes: int
     reports_bucket: str
     kms_key_id: str
     report_days: int
@@ -90,6 +101,15 @@ def get_settings() -> Settings:
         decisions_table=os.environ.get("DECISIONS_TABLE", "crossover-decisions"),
         meter_shards=_env_int("METER_SHARDS", 8),
         data_bucket=os.environ.get("DATA_BUCKET", "crossover-data"),
+        jobs_table=os.environ.get("JOBS_TABLE", "crossover-jobs"),
+        job_steps_queue=os.environ.get("JOB_STEPS_QUEUE", "crossover-job-steps"),
+        state_machine_arn=os.environ.get("STATE_MACHINE_ARN", ""),
+        state_machine_name=os.environ.get("STATE_MACHINE_NAME", "crossover-jobs"),
+        batch_job_queue=os.environ.get("BATCH_JOB_QUEUE", "crossover-gpu"),
+        batch_job_definition=os.environ.get("BATCH_JOB_DEFINITION", "crossover-worker"),
+        fallback_chunk_size=_env_int("FALLBACK_CHUNK_SIZE", 20),
+        presign_ttl_s=_env_int("PRESIGN_TTL_S", 900),
+        max_job_input_bytes=_env_int("MAX_JOB_INPUT_BYTES", 50_000_000),
         reports_bucket=os.environ.get("REPORTS_BUCKET", "crossover-reports"),
         kms_key_id=os.environ.get("KMS_KEY_ID", ""),
         report_days=_env_int("REPORT_DAYS", 30),

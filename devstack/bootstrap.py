@@ -65,10 +65,85 @@ def create_bucket(s3: Any, name: str) -> None:
         "BlockPublicAcls": True, "IgnorePublicAcls": True, "BlockPublicPolicy": True, "RestrictPublicBuckets": True})
 
 
+STATE_MACHINE_PATH = os.path.join(os.path.dirname(TEMPLATE_PATH), "..", "statemachines", "long_job.asl.json")
+
+
+def create_queue(sqs: Any, name: str, props: dict[str, Any]) -> str:
+    """The queue and, when the template gives it a redrive policy, its dead-letter queue."""
+    attributes = {"VisibilityTimeout": str(props.get("VisibilityTimeout", 30))}
+    if "RedrivePolicy" in props:
+        dlq_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(props["RedrivePolicy"]["maxReceiveCount"])})
+    if props.get("FifoQueue"):
+        attributes.update({"FifoQueue": "true", "ContentBasedDeduplication": str(props.get("ContentBasedDeduplication", False)).lower()})
+    return sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+
+
+def render_state_machine(substitutions: dict[str, str]) -> str:
+    """The ASL with its ${...} placeholders filled, as CloudFormation's DefinitionSubstitutions does."""
+    with open(STATE_MACHINE_PATH, encoding="utf-8") as handle:
+        text = handle.read()
+    for name, value in substitutions.items():
+        text = text.replace("${%s}" % name, value)
+    json.loads(text)  # fail here, not in Step Functions, if a placeholder was left
+    return text
+
+
+def local_substitutions(queue_url: str) -> dict[str, str]:
+    return {
+        "JobStepsQueueUrl": queue_url,
+        "HeartbeatSeconds": os.environ.get("JOB_HEARTBEAT_SECONDS", "60"),
+        "GpuTimeoutSeconds": os.environ.get("JOB_GPU_TIMEOUT_SECONDS", "21600"),
+        "StepTimeoutSeconds": os.environ.get("JOB_STEP_TIMEOUT_SECONDS", "900"),
+        "RetryIntervalSeconds": os.environ.get("JOB_RETRY_INTERVAL_SECONDS", "5"),
+        "FallbackConcurrency": os.environ.get("FALLBACK_CONCURRENCY", "4"),
+        "MaxResumes": os.environ.get("JOB_MAX_RESUMES", "2"),
+    }
+
+
+def local_role(name: str, service: str) -> str:
+    """moto checks that roles exist; the real, least-privilege roles live in the deploy template."""
+    iam = boto3.client("iam")
+    try:
+        return iam.get_role(RoleName=name)["Role"]["Arn"]
+    except iam.exceptions.NoSuchEntityException:
+        trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]}
+        return iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+
+
+def create_workflow_and_batch(queue_url: str) -> None:
+    """The state machine and a Batch queue/job definition (moto accepts them; devstack.batch_runner runs the jobs)."""
+    settings = get_settings()
+    sfn = boto3.client("stepfunctions")
+    definition = render_state_machine(local_substitutions(queue_url))
+    role = local_role("crossover-local-states", "states.amazonaws.com")
+    existing = {m["name"]: m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]}
+    if settings.state_machine_name in existing:
+        sfn.update_state_machine(stateMachineArn=existing[settings.state_machine_name], definition=definition)
+    else:
+        sfn.create_state_machine(name=settings.state_machine_name, definition=definition, roleArn=role, type="STANDARD")
+    batch = boto3.client("batch")
+    environment_name = f"{settings.batch_job_queue}-local"
+    if not batch.describe_compute_environments(computeEnvironments=[environment_name])["computeEnvironments"]:
+        batch.create_compute_environment(computeEnvironmentName=environment_name, type="UNMANAGED", state="ENABLED",
+                                         serviceRole=local_role("crossover-local-batch", "batch.amazonaws.com"))
+    if not batch.describe_job_queues(jobQueues=[settings.batch_job_queue])["jobQueues"]:
+        batch.create_job_queue(jobQueueName=settings.batch_job_queue, state="ENABLED", priority=1,
+                               computeEnvironmentOrder=[{"order": 1, "computeEnvironment": environment_name}])
+    if not batch.describe_job_definitions(jobDefinitionName=settings.batch_job_definition, status="ACTIVE")["jobDefinitions"]:
+        batch.register_job_definition(jobDefinitionName=settings.batch_job_definition, type="container", containerProperties={
+            "image": "crossover-worker:local", "command": ["python", "-m", "worker"],
+            "resourceRequirements": [{"type": "VCPU", "value": "1"}, {"type": "MEMORY", "value": "2048"}],
+        }, retryStrategy={"attempts": 1}, timeout={"attemptDurationSeconds": 21600})
+
+
 def bootstrap(tenants: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> None:
     """Create every table and bucket in the template, then the given tenants {api_key: (tenant, roles)}."""
     dynamodb = boto3.client("dynamodb")
     s3 = boto3.client("s3")
+    sqs = boto3.client("sqs")
+    queue_urls: dict[str, str] = {}
     for logical_id, resource in load_template()["Resources"].items():
         if logical_id not in _LOGICAL_TO_ENV:
             continue
@@ -76,6 +151,10 @@ def bootstrap(tenants: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> 
             create_table(dynamodb, physical_name(logical_id), resource["Properties"])
         elif resource["Type"] == "AWS::S3::Bucket":
             create_bucket(s3, physical_name(logical_id))
+        elif resource["Type"] == "AWS::SQS::Queue":
+            queue_urls[logical_id] = create_queue(sqs, physical_name(logical_id), resource["Properties"])
+    if "JobStepsQueue" in queue_urls:
+        create_workflow_and_batch(queue_urls["JobStepsQueue"])
     store = TenantStore(get_settings().tenants_table, 0, dynamodb)
     for api_key, (tenant, roles) in (tenants or {}).items():
         store.put(tenant, api_key, roles)

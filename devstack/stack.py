@@ -124,6 +124,7 @@ class LocalStack:
         self._spawn("bedrock", [python, "-m", "devstack.converse_bridge", "--port", str(self.ports.bedrock),
                                 "--upstream", f"http://127.0.0.1:{self.ports.model}"])
         wait_http(f"http://127.0.0.1:{self.ports.model}/v1/models", 120)
+        self._spawn("events", [python, "-m", "devstack.local_events"])
         self.say(f"starting the API on http://127.0.0.1:{self.ports.api}")
         self._spawn("api", [os.path.join(os.path.dirname(python), "chalice"), "local", "--host", "127.0.0.1", "--port", str(self.ports.api),
                             "--stage", "local", "--no-autoreload"])

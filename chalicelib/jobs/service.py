@@ -1,0 +1,333 @@
+"""Long jobs: submission (API), status and cancel, the workflow's steps, and Batch failures.
+
+The Step Functions workflow (statemachines/long_job.asl.json) hands each step that needs our code
+to the job-steps queue with a task token; `run_step` does the work and answers the token.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+from .. import aws, storage
+from ..agent.loop import AgentLimits, run_agent
+from ..auth import Tenant
+from ..errors import CrossoverError, NotFound, Throttled, ValidationFailed
+from ..meter.ledger import LedgerEntry
+from ..meter.pricing import Usage, price_usage
+from ..observability import logger, metrics
+from ..services import Services
+from .models import TERMINAL, JobAccepted, JobRequest, JobView, StepMessage, WorkerReport, parse_s3_uri
+from .store import JobStore, now_iso
+
+INPUT_AREAS = ("inputs", "incoming")  # where a tenant may point input_uri (its own prefix only)
+_STALE_TOKEN_ERRORS = ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist")
+
+
+def job_id_for(tenant: str, idempotency_key: str | None) -> str:
+    """Stable for an idempotency key (a resubmission maps to the same job and execution), random otherwise."""
+    if idempotency_key:
+        return "job-" + hashlib.sha256(f"{tenant}#{idempotency_key}".encode()).hexdigest()[:24]
+    return "job-" + uuid.uuid4().hex[:24]
+
+
+def read_prompts(text: str) -> list[str]:
+    prompts = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            prompt = json.loads(line)["prompt"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValidationFailed(f"input line {number} is not a JSON object with a 'prompt'.", {"line": number}) from exc
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValidationFailed(f"input line {number}: 'prompt' must be a non-empty string.", {"line": number})
+        prompts.append(prompt)
+    if not prompts:
+        raise ValidationFailed("The input has no prompts.", None)
+    return prompts
+
+
+@dataclass
+class JobService:
+    services: Services
+    store: JobStore
+
+    @property
+    def settings(self) -> Any:
+        return self.services.settings
+
+    # ---------- API ----------
+
+    def submit(self, tenant: Tenant, request: JobRequest, trace_id: str, idempotency_key: str | None = None,
+               source: str = "api") -> dict[str, Any]:
+        settings = self.settings
+        prompts = request.input.prompts if request.input else self._prompts_from_uri(tenant.tenant, request.input_uri or "")
+        for index, prompt in enumerate(prompts):
+            self.services.screening.require_allowed(prompt, tenant.tenant, trace_id, f"jobs.item[{index}]")
+        if request.system:
+            self.services.screening.require_allowed(request.system, tenant.tenant, trace_id, "jobs.system")
+        job_id = job_id_for(tenant.tenant, idempotency_key)
+        existing = self.store.get(job_id)
+        if existing:
+            return JobAccepted(job_id=job_id, status=existing["status"]).model_dump()
+        input_key = storage.tenant_key("inputs", tenant.tenant, job_id, "input.jsonl")
+        storage.put_text(settings.data_bucket, input_key, storage.jsonl([{"prompt": p} for p in prompts]), settings.kms_key_id, tenant.tenant)
+        created = now_iso()
+        record = {
+            "job_id": job_id, "tenant": tenant.tenant, "status": "QUEUED", "kind": request.kind, "items": len(prompts),
+            "model": request.model or settings.default_model, "system": request.system or "", "max_tokens": request.max_tokens,
+            "fallback": request.fallback, "input_key": input_key, "trace_id": trace_id, "source": source,
+            "created_at": created, "updated_at": created,
+        }
+        if not self.store.create(record):  # a concurrent duplicate won the race
+            return JobAccepted(job_id=job_id, status=self.store.get(job_id)["status"]).model_dump()  # type: ignore[index]
+        self._start_execution(job_id, trace_id, request.fallback)
+        logger.info("job.submitted", extra={"trace_id": trace_id, "tenant": tenant.tenant, "job_id": job_id, "items": len(prompts),
+                                            "kind": request.kind, "source": source})
+        metrics.add_metric(name="JobsSubmitted", unit="Count", value=1)
+        return JobAccepted(job_id=job_id, status="QUEUED").model_dump()
+
+    def _prompts_from_uri(self, tenant: str, uri: str) -> list[str]:
+        bucket, key = parse_s3_uri(uri)
+        parts = key.split("/")
+        if bucket != self.settings.data_bucket or len(parts) < 3 or parts[0] not in INPUT_AREAS or parts[1] != tenant or ".." in parts:
+            # Same answer whether the object exists or belongs to someone else: nothing leaks.
+            raise NotFound("No such input object for this tenant.", {"input_uri": uri})
+        try:
+            text = storage.get_text(bucket, key, self.settings.max_job_input_bytes)
+        except ValueError as exc:
+            raise ValidationFailed(str(exc), {"input_uri": uri}) from exc
+        except Exception as exc:
+            if getattr(exc, "response", {}).get("Error", {}).get("Code") in ("NoSuchKey", "404", "NoSuchBucket"):
+                raise NotFound("No such input object for this tenant.", {"input_uri": uri}) from exc
+            raise
+        return read_prompts(text)
+
+    def _start_execution(self, job_id: str, trace_id: str, fallback: bool) -> None:
+        sfn = aws.client("stepfunctions")
+        try:
+            sfn.start_execution(stateMachineArn=self.state_machine_arn(), name=job_id,
+                                input=json.dumps({"job_id": job_id, "trace_id": trace_id, "fallback": fallback, "resumes": {"count": 0}}),
+                                traceHeader=trace_id[:256])
+        except sfn.exceptions.ExecutionAlreadyExists:
+            pass  # same name, same job: the idempotent resubmission case
+        self.store.update(job_id, {"execution_arn": self.execution_arn(job_id)})
+
+    def state_machine_arn(self) -> str:
+        if self.settings.state_machine_arn:
+            return self.settings.state_machine_arn
+        account = aws.client("sts").get_caller_identity()["Account"]
+        region = aws.client("stepfunctions").meta.region_name
+        return f"arn:aws:states:{region}:{account}:stateMachine:{self.settings.state_machine_name}"
+
+    def execution_arn(self, job_id: str) -> str:
+        return self.state_machine_arn().replace(":stateMachine:", ":execution:") + f":{job_id}"
+
+    def _owned(self, tenant: Tenant, job_id: str) -> dict[str, Any]:
+        job = self.store.get(job_id) if job_id.startswith("job-") and len(job_id) <= 64 else None
+        if not job or job["tenant"] != tenant.tenant:
+            raise NotFound("No such job.", {"job_id": job_id})  # another tenant's job looks exactly like a missing one
+        return job
+
+    def view(self, tenant: Tenant, job_id: str) -> dict[str, Any]:
+        job = self._owned(tenant, job_id)
+        result_url = None
+        if job["status"] == "SUCCEEDED" and job.get("result_key"):
+            result_url = storage.presigned_get(self.settings.data_bucket, job["result_key"], self.settings.presign_ttl_s)
+        return JobView(
+            job_id=job_id, status=job["status"], kind=job["kind"], backend=job.get("backend"),
+            created_at=job["created_at"], updated_at=job["updated_at"], items=job["items"], usage=job.get("usage"),
+            cost_usd=job.get("cost_usd"), gpu_seconds=job.get("gpu_seconds"), result_url=result_url,
+            error=job.get("error"), trace_id=job["trace_id"],
+        ).model_dump(exclude_none=True)
+
+    def cancel(self, tenant: Tenant, job_id: str) -> dict[str, Any]:
+        job = self._owned(tenant, job_id)
+        if job["status"] in TERMINAL:
+            return self.view(tenant, job_id)
+        self.store.update(job_id, {"status": "CANCELLED", "error": {"code": "cancelled", "message": "Cancelled by the tenant."}})
+        sfn = aws.client("stepfunctions")
+        try:
+            sfn.stop_execution(executionArn=job.get("execution_arn") or self.execution_arn(job_id), error="Job.Cancelled",
+                               cause="Cancelled by the tenant.")
+        except sfn.exceptions.ExecutionDoesNotExist:
+            pass
+        self._terminate_batch(job, "Cancelled by the tenant.")
+        logger.info("job.cancelled", extra={"trace_id": job["trace_id"], "tenant": tenant.tenant, "job_id": job_id})
+        return self.view(tenant, job_id)
+
+    def _terminate_batch(self, job: dict[str, Any], reason: str) -> None:
+        if job.get("batch_job_id"):
+            aws.client("batch").terminate_job(jobId=job["batch_job_id"], reason=reason[:256])
+
+    # ---------- workflow steps ----------
+
+    def run_step(self, message: StepMessage) -> None:
+        """Do one workflow step and answer its task token. Raising leaves the message for a retry."""
+        job = self.store.get(message.job_id)
+        if job is None:
+            self._answer(message.task_token, error=("Job.Missing", f"job {message.job_id} does not exist"))
+            return
+        if job["status"] == "CANCELLED" and message.action != "mark_failed":
+            self._answer(message.task_token, error=("Job.Cancelled", "cancelled by the tenant"))
+            return
+        handler = getattr(self, f"_step_{message.action}")
+        handler(message, job)
+
+    def _answer(self, token: str, output: dict[str, Any] | None = None, error: tuple[str, str] | None = None) -> None:
+        sfn = aws.client("stepfunctions")
+        try:
+            if error is None:
+                sfn.send_task_success(taskToken=token, output=json.dumps(output or {}, default=str))
+            else:
+                sfn.send_task_failure(taskToken=token, error=error[0][:256], cause=error[1][:32768])
+        except Exception as exc:
+            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+            if code not in _STALE_TOKEN_ERRORS:
+                raise
+            # The workflow moved on (timeout, cancel, or this answer was sent already): harmless.
+            logger.info("job.stale_task_token", extra={"code": code})
+
+    def _step_submit_batch(self, message: StepMessage, job: dict[str, Any]) -> None:
+        if job.get("task_token") == message.task_token and job.get("submitted_attempt") == message.attempt and job.get("batch_job_id"):
+            return  # this attempt was submitted already (SQS redelivered the message)
+        settings = self.settings
+        environment = {
+            "JOB_ID": job["job_id"], "TENANT": job["tenant"], "TASK_TOKEN": message.task_token, "TRACE_ID": message.trace_id,
+            "DATA_BUCKET": settings.data_bucket, "INPUT_KEY": job["input_key"],
+            "RESULT_KEY": storage.tenant_key("results", job["tenant"], job["job_id"], "output.jsonl"),
+            "CHECKPOINT_KEY": storage.tenant_key("results", job["tenant"], job["job_id"], "checkpoint.jsonl"),
+            "MAX_TOKENS": str(job["max_tokens"]), "SYSTEM_PROMPT": job.get("system") or "", "KMS_KEY_ID": settings.kms_key_id,
+        }
+        response = aws.client("batch").submit_job(
+            jobName=f"crossover-{job['job_id']}", jobQueue=settings.batch_job_queue, jobDefinition=settings.batch_job_definition,
+            containerOverrides={"environment": [{"name": k, "value": v} for k, v in environment.items()]},
+            tags={"crossover:tenant": job["tenant"], "crossover:job": job["job_id"]},
+        )
+        self.store.update(job["job_id"], {"status": "RUNNING", "backend": "self_hosted", "batch_job_id": response["jobId"],
+                                          "task_token": message.task_token, "submitted_attempt": message.attempt,
+                                          "attempts": int(job.get("attempts", 0)) + 1})
+        logger.info("job.batch_submitted", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "batch_job_id": response["jobId"]})
+
+    def _step_record_result(self, message: StepMessage, job: dict[str, Any]) -> None:
+        report = WorkerReport.model_validate(message.result or {})
+        instance = self.services.catalog.gpu_instances.get(report.instance_type)
+        gpu_seconds = Decimal(str(report.gpu_seconds))
+        # The instance is paid for its wall time, whatever the GPUs did meanwhile.
+        cost = (Decimal(str(report.wall_seconds)) * instance.on_demand_per_hour / 3600).quantize(Decimal("0.00000001")) if instance else None
+        usage = Usage(input_tokens=report.input_tokens, output_tokens=report.output_tokens)
+        self._meter(job, f"{job['job_id']}#gpu", report.model, "self_hosted", "job", usage, cost, message.trace_id, gpu_seconds)
+        _, result_key = parse_s3_uri(report.result_uri)
+        self.store.update(job["job_id"], {
+            "status": "SUCCEEDED", "backend": "self_hosted", "result_key": result_key,
+            "usage": {"input_tokens": report.input_tokens, "output_tokens": report.output_tokens},
+            "cost_usd": float(cost) if cost is not None else None, "gpu_seconds": report.gpu_seconds,
+        })
+        self._answer(message.task_token, {"status": "SUCCEEDED"})
+        metrics.add_metric(name="JobsSucceeded", unit="Count", value=1)
+
+    def _step_plan_fallback(self, message: StepMessage, job: dict[str, Any]) -> None:
+        error = message.error or {}
+        self._terminate_batch(job, "Falling back to Bedrock.")  # no GPU spend after this point
+        reason = str(error.get("Error", "unknown"))
+        if job.get("batch_job_id") and reason in ("States.Timeout", "States.HeartbeatTimeout"):
+            status = aws.client("batch").describe_jobs(jobs=[job["batch_job_id"]])["jobs"]
+            if status and status[0]["status"] in ("SUBMITTED", "PENDING", "RUNNABLE"):
+                reason = "Batch.NoCapacity"  # never started: no GPU capacity in time
+        size = self.settings.fallback_chunk_size
+        chunks = [{"index": n, "start": start, "end": min(start + size, job["items"])} for n, start in enumerate(range(0, job["items"], size))]
+        self.store.update(job["job_id"], {"backend": "bedrock", "fallback_reason": reason})
+        logger.warning("job.fallback", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "reason": reason, "chunks": len(chunks)})
+        metrics.add_metric(name="JobFallbacks", unit="Count", value=1)
+        self._answer(message.task_token, {"chunks": chunks, "reason": reason})
+
+    def _step_fallback_chunk(self, message: StepMessage, job: dict[str, Any]) -> None:
+        chunk = message.chunk or {}
+        start, end, index = int(chunk["start"]), int(chunk["end"]), int(chunk["index"])
+        prompts = read_prompts(storage.get_text(self.settings.data_bucket, job["input_key"], self.settings.max_job_input_bytes))[start:end]
+        backend = self.services.backends["bedrock"]
+        price = self.services.catalog.token_price(job["model"])
+        limits = AgentLimits(max_steps=1, max_cost_usd=Decimal(str(self.settings.max_request_cost_usd)),
+                             max_tokens=min(int(job["max_tokens"]), self.settings.max_output_tokens), tool_timeout_s=1)
+        rows, usage = [], Usage()
+        for offset, prompt in enumerate(prompts):
+            try:
+                result = run_agent(backend, job["model"], prompt, job.get("system") or None, [], self.services.tools, limits,
+                                   price=lambda u: price_usage(u, price))
+            except Throttled:
+                # Let the workflow retry the chunk with backoff (already-finished chunks stay done).
+                self._answer(message.task_token, error=("Model.Throttled", "Bedrock throttled the fallback"))
+                self._meter(job, f"{job['job_id']}#fallback#{index}#throttled-{uuid.uuid4().hex[:6]}", job["model"], "bedrock",
+                            "fallback", usage, price_usage(usage, price), message.trace_id)
+                return
+            except CrossoverError as exc:
+                rows.append({"index": start + offset, "error": {"code": exc.code, "message": exc.message}})
+                continue
+            usage = usage + result.usage
+            rows.append({"index": start + offset, "output": result.output, "stop_reason": result.stop_reason,
+                         "usage": result.usage.model_dump()})
+        key = storage.tenant_key("results", job["tenant"], job["job_id"], f"fallback-chunk-{index:05d}.jsonl")
+        storage.put_text(self.settings.data_bucket, key, storage.jsonl(rows), self.settings.kms_key_id, job["tenant"])
+        cost = price_usage(usage, price)
+        self._meter(job, f"{job['job_id']}#fallback#{index}", job["model"], "bedrock", "fallback", usage, cost, message.trace_id)
+        self._answer(message.task_token, {"index": index, "key": key, "input_tokens": usage.input_tokens,
+                                          "output_tokens": usage.output_tokens, "cost_usd": str(cost) if cost is not None else None})
+
+    def _step_merge_fallback(self, message: StepMessage, job: dict[str, Any]) -> None:
+        chunks = sorted(message.chunks or [], key=lambda c: int(c["index"]))
+        text = "".join(storage.get_text(self.settings.data_bucket, chunk["key"], self.settings.max_job_input_bytes * 4) for chunk in chunks)
+        result_key = storage.tenant_key("results", job["tenant"], job["job_id"], "output.jsonl")
+        storage.put_text(self.settings.data_bucket, result_key, text, self.settings.kms_key_id, job["tenant"])
+        costs = [Decimal(c["cost_usd"]) for c in chunks if c.get("cost_usd") is not None]
+        self.store.update(job["job_id"], {
+            "status": "SUCCEEDED", "backend": "bedrock", "result_key": result_key,
+            "usage": {"input_tokens": sum(int(c["input_tokens"]) for c in chunks), "output_tokens": sum(int(c["output_tokens"]) for c in chunks)},
+            "cost_usd": float(sum(costs)) if len(costs) == len(chunks) else None,
+        })
+        self._answer(message.task_token, {"status": "SUCCEEDED", "backend": "bedrock"})
+        metrics.add_metric(name="JobsSucceeded", unit="Count", value=1)
+
+    def _step_mark_failed(self, message: StepMessage, job: dict[str, Any]) -> None:
+        error = message.error or {}
+        code = str(error.get("Error", "Job.Failed"))
+        cause = str(error.get("Cause") or job.get("batch_failure_reason") or "no cause given")
+        self._terminate_batch(job, f"Job failed: {code}")
+        self.store.update(job["job_id"], {"status": "FAILED", "error": {"code": code, "message": cause[:2000]}})
+        logger.warning("job.failed", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "code": code})
+        metrics.add_metric(name="JobsFailed", unit="Count", value=1)
+        self._answer(message.task_token, {"status": "FAILED"})
+
+    def _meter(self, job: dict[str, Any], record_id: str, model: str, backend: str, kind: str, usage: Usage,
+               cost: Decimal | None, trace_id: str, gpu_seconds: Decimal | None = None) -> None:
+        self.services.ledger.record(LedgerEntry(
+            request_id=record_id, tenant=job["tenant"], model=model, backend=backend, kind=kind, usage=usage, cost_usd=cost,
+            catalog_version=self.services.catalog.version, trace_id=trace_id or job["trace_id"], gpu_seconds=gpu_seconds,
+            created_at=datetime.now(timezone.utc),
+        ))
+
+    # ---------- Batch job state change (EventBridge) ----------
+
+    def on_batch_failure(self, detail: dict[str, Any]) -> str:
+        """A Batch job FAILED: fail the waiting workflow step now rather than at its timeout."""
+        name = str(detail.get("jobName", ""))
+        if not name.startswith("crossover-job-"):
+            return "ignored"
+        job = self.store.get(name[len("crossover-"):])
+        if not job or job.get("batch_job_id") != detail.get("jobId") or not job.get("task_token"):
+            return "ignored"  # an older attempt, or not ours
+        reason = str(detail.get("statusReason") or "Batch job failed")
+        # Kept on the record too: the failure step then has the reason even if the cause is lost on the way.
+        self.store.update(job["job_id"], {"batch_failure_reason": reason[:2000]})
+        self._answer(job["task_token"], error=("Batch.JobFailed", reason))
+        logger.warning("job.batch_failed", extra={"trace_id": job["trace_id"], "job_id": job["job_id"], "reason": reason[:200]})
+        return "failed"
+
+
+def job_service(services: Services) -> JobService:
+    return JobService(services, JobStore(services.settings.jobs_table))
+

@@ -1,0 +1,277 @@
+"""Batch worker: read the job's input from S3, run it on an OpenAI-compatible model server with
+bounded concurrency, write results to S3 (encrypted), heartbeat the workflow, report usage.
+
+On SIGTERM (spot interruption, or Batch terminating the job) it checkpoints finished items to S3 and
+fails the task with `Worker.Interrupted`, which the workflow retries; the next attempt resumes from
+the checkpoint instead of starting over.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+
+STALE_TOKEN = ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist")
+
+
+class Log:
+    """JSON lines with the job and trace ids (CloudWatch Logs reads them as structured logs)."""
+
+    def __init__(self, job_id: str, trace_id: str) -> None:
+        self.base = {"service": "crossover-worker", "job_id": job_id, "trace_id": trace_id}
+        self._logger = logging.getLogger("crossover.worker")
+        if not self._logger.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            self._logger.addHandler(handler)
+            self._logger.setLevel(logging.INFO)
+
+    def __call__(self, message: str, **fields: Any) -> None:
+        self._logger.info(json.dumps({"message": message, **self.base, **fields}, default=str))
+
+
+@dataclass
+class Config:
+    job_id: str
+    tenant: str
+    task_token: str
+    trace_id: str
+    bucket: str
+    input_key: str
+    result_key: str
+    checkpoint_key: str
+    max_tokens: int
+    system_prompt: str
+    model_endpoint: str
+    model_name: str
+    concurrency: int
+    heartbeat_s: float
+    request_timeout_s: float
+    kms_key_id: str
+    gpu_count: int
+    instance_type: str
+    model_server_command: str
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "Config":
+        env = dict(os.environ if env is None else env)
+        return cls(
+            job_id=env["JOB_ID"], tenant=env["TENANT"], task_token=env["TASK_TOKEN"], trace_id=env.get("TRACE_ID", ""),
+            bucket=env["DATA_BUCKET"], input_key=env["INPUT_KEY"], result_key=env["RESULT_KEY"], checkpoint_key=env["CHECKPOINT_KEY"],
+            max_tokens=int(env.get("MAX_TOKENS", "512")), system_prompt=env.get("SYSTEM_PROMPT", ""),
+            model_endpoint=env.get("MODEL_ENDPOINT", "http://127.0.0.1:8000").rstrip("/"),
+            model_name=env.get("MODEL_NAME", "qwen3-32b"), concurrency=max(1, int(env.get("CONCURRENCY", "8"))),
+            heartbeat_s=float(env.get("HEARTBEAT_INTERVAL_S", "30")), request_timeout_s=float(env.get("REQUEST_TIMEOUT_S", "600")),
+            kms_key_id=env.get("KMS_KEY_ID", ""), gpu_count=int(env.get("GPU_COUNT", "1")),
+            instance_type=env.get("INSTANCE_TYPE") or instance_type_from_metadata(),
+            model_server_command=env.get("MODEL_SERVER_COMMAND", ""),
+        )
+
+
+def instance_type_from_metadata() -> str:
+    """EC2 instance metadata (IMDSv2), which Batch containers on EC2 can reach; 'unknown' elsewhere."""
+    try:
+        token_request = urllib.request.Request("http://169.254.169.254/latest/api/token", method="PUT",
+                                               headers={"X-aws-ec2-metadata-token-ttl-seconds": "60"})
+        token = urllib.request.urlopen(token_request, timeout=1).read().decode()
+        request = urllib.request.Request("http://169.254.169.254/latest/meta-data/instance-type", headers={"X-aws-ec2-metadata-token": token})
+        return urllib.request.urlopen(request, timeout=1).read().decode()
+    except (OSError, urllib.error.URLError):
+        return "unknown"
+
+
+@dataclass
+class Progress:
+    done: dict[int, dict[str, Any]] = field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, row: dict[str, Any]) -> None:
+        with self.lock:
+            self.done[row["index"]] = row
+            usage = row.get("usage") or {}
+            self.input_tokens += usage.get("input_tokens", 0)
+            self.output_tokens += usage.get("output_tokens", 0)
+
+    def rows(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [self.done[index] for index in sorted(self.done)]
+
+
+class ModelDown(Exception):
+    """The model server is unreachable: the whole job should fall back, not each item fail."""
+
+
+def complete(config: Config, prompt: str) -> dict[str, Any]:
+    messages = ([{"role": "system", "content": config.system_prompt}] if config.system_prompt else []) + [{"role": "user", "content": prompt}]
+    body = json.dumps({"model": config.model_name, "messages": messages, "max_tokens": config.max_tokens}).encode()
+    request = urllib.request.Request(f"{config.model_endpoint}/v1/chat/completions", data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=config.request_timeout_s) as reply:
+            completion = json.load(reply)
+    except urllib.error.HTTPError as exc:
+        return {"error": {"code": "model_error", "message": f"HTTP {exc.code}"}}
+    except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+        raise ModelDown(str(exc)) from exc
+    choice = completion["choices"][0]
+    usage = completion.get("usage") or {}
+    return {"output": (choice.get("message") or {}).get("content") or "", "finish_reason": choice.get("finish_reason"),
+            "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)}}
+
+
+class Worker:
+    def __init__(self, config: Config, s3: Any | None = None, sfn: Any | None = None) -> None:
+        self.config = config
+        self.s3 = s3 or boto3.client("s3")
+        self.sfn = sfn or boto3.client("stepfunctions")
+        self.log = Log(config.job_id, config.trace_id)
+        self.stop = threading.Event()      # SIGTERM: checkpoint and fail as retryable
+        self.abandoned = threading.Event()  # the workflow no longer waits for us (cancelled or timed out)
+        self.progress = Progress()
+        # No heartbeat may follow the final answer: both go through this lock.
+        self._token_lock = threading.Lock()
+        self._answered = False
+
+    # --- S3 ---
+    def _encryption(self) -> dict[str, str]:
+        if not self.config.kms_key_id:
+            return {"ServerSideEncryption": "AES256"}
+        context = base64.b64encode(json.dumps({"tenant": self.config.tenant}).encode()).decode()
+        return {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": self.config.kms_key_id, "SSEKMSEncryptionContext": context}
+
+    def _put(self, key: str, rows: list[dict[str, Any]]) -> None:
+        body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+        self.s3.put_object(Bucket=self.config.bucket, Key=key, Body=body, ContentType="application/x-ndjson", **self._encryption())
+
+    def _read_lines(self, key: str) -> list[dict[str, Any]]:
+        try:
+            body = self.s3.get_object(Bucket=self.config.bucket, Key=key)["Body"].read().decode()
+        except self.s3.exceptions.NoSuchKey:
+            return []
+        return [json.loads(line) for line in body.splitlines() if line.strip()]
+
+    # --- workflow ---
+    def _answer(self, success: dict[str, Any] | None = None, error: tuple[str, str] | None = None) -> None:
+        with self._token_lock:
+            self._answered = True
+            self._send_answer(success, error)
+
+    def _send_answer(self, success: dict[str, Any] | None, error: tuple[str, str] | None) -> None:
+        try:
+            if error is None:
+                self.sfn.send_task_success(taskToken=self.config.task_token, output=json.dumps(success))
+            else:
+                self.sfn.send_task_failure(taskToken=self.config.task_token, error=error[0], cause=error[1][:32000])
+        except Exception as exc:
+            if getattr(exc, "response", {}).get("Error", {}).get("Code") not in STALE_TOKEN:
+                raise
+            self.log("worker.stale_task_token")
+
+    def _heartbeat(self) -> None:
+        while not (self.stop.is_set() or self.abandoned.is_set()):
+            try:
+                with self._token_lock:
+                    if self._answered:
+                        return
+                    self.sfn.send_task_heartbeat(taskToken=self.config.task_token)
+            except Exception as exc:
+                code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+                if code in STALE_TOKEN:
+                    self.log("worker.abandoned", code=code)
+                    self.abandoned.set()
+                    return
+                self.log("worker.heartbeat_failed", error=exc.__class__.__name__)
+            self.stop.wait(self.config.heartbeat_s)
+
+    def _start_model_server(self) -> subprocess.Popen[bytes] | None:
+        if not self.config.model_server_command:
+            return None
+        process = subprocess.Popen(self.config.model_server_command, shell=True)  # noqa: S602 (the job definition's own command)
+        deadline = time.monotonic() + 1800
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.config.model_endpoint}/v1/models", timeout=2)
+                return process
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if process.poll() is not None:
+                    raise ModelDown(f"model server exited with {process.returncode}")
+                time.sleep(2)
+        raise ModelDown("model server did not become ready in 30 minutes")
+
+    def run(self) -> int:
+        started = time.monotonic()
+        config = self.config
+        self.log("worker.started", instance_type=config.instance_type, concurrency=config.concurrency)
+        heartbeat = threading.Thread(target=self._heartbeat, daemon=True)
+        heartbeat.start()
+        server = None
+        try:
+            server = self._start_model_server()
+            prompts = [row["prompt"] for row in self._read_lines(config.input_key)]
+            for row in self._read_lines(config.checkpoint_key):
+                if "output" in row or "error" in row:
+                    self.progress.add(row)
+            pending = [index for index in range(len(prompts)) if index not in self.progress.done]
+            self.log("worker.input", items=len(prompts), resumed=len(prompts) - len(pending))
+            self._process(prompts, pending)
+            if self.abandoned.is_set():
+                return 1
+            if self.stop.is_set():
+                self._put(config.checkpoint_key, self.progress.rows())
+                done = len(self.progress.done)
+                self.log("worker.interrupted", checkpointed=done, total=len(prompts))
+                self._answer(error=("Worker.Interrupted", f"SIGTERM: {done}/{len(prompts)} items checkpointed; the retry resumes"))
+                return 143
+            self._put(config.result_key, self.progress.rows())
+            wall = time.monotonic() - started
+            report = {"result_uri": f"s3://{config.bucket}/{config.result_key}", "items": len(prompts),
+                      "input_tokens": self.progress.input_tokens, "output_tokens": self.progress.output_tokens,
+                      "wall_seconds": round(wall, 3), "gpu_seconds": round(wall * config.gpu_count, 3),
+                      "instance_type": config.instance_type, "model": config.model_name}
+            self._answer(success=report)
+            self.log("worker.succeeded", **{k: v for k, v in report.items() if k != "result_uri"})
+            return 0
+        except ModelDown as exc:
+            self._put(config.checkpoint_key, self.progress.rows())
+            self.log("worker.model_down", error=str(exc)[:200])
+            self._answer(error=("Worker.ModelUnavailable", f"model server unreachable: {exc}"))
+            return 1
+        finally:
+            self.stop.set()
+            if server is not None:
+                server.terminate()
+
+    def _process(self, prompts: list[str], pending: list[int]) -> None:
+        with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="item") as pool:
+            queue = list(pending)
+            running: dict[Any, int] = {}
+            while queue or running:
+                while queue and len(running) < self.config.concurrency and not (self.stop.is_set() or self.abandoned.is_set()):
+                    index = queue.pop(0)
+                    running[pool.submit(complete, self.config, prompts[index])] = index
+                if not running:
+                    break
+                finished, _ = wait(list(running), timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    index = running.pop(future)
+                    self.progress.add({"index": index, **future.result()})  # ModelDown propagates
+
+
+def main() -> int:
+    config = Config.from_env()
+    worker = Worker(config)
+    signal.signal(signal.SIGTERM, lambda *_: worker.stop.set())
+    return worker.run()

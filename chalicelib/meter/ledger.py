@@ -64,8 +64,9 @@ class LedgerEntry(BaseModel):
 
 
 def number(value: Decimal | int) -> str:
-    """A DynamoDB number: plain notation (never "0E-8", which DynamoDB and moto refuse)."""
-    return format(value, "f") if isinstance(value, Decimal) else str(value)
+    """A DynamoDB number in plain notation with no trailing zeros ("0", never "0E-8" or "0.00000000",
+    whose sums moto renders in exponent form and then refuses)."""
+    return format(value.normalize(), "f") if isinstance(value, Decimal) else str(value)
 
 
 def aggregate_key(day: str, shard: int) -> str:

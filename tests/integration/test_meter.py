@@ -211,3 +211,16 @@ def test_cli_whatif_prints_the_required_fields(capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["recommendation"] == "evaluate" and any("ops-ready" in reason for reason in result["reasons"])
     assert {"bedrock_monthly_usd", "self_hosted_monthly_usd", "breakeven_tokens_per_month"} <= set(result)
+
+
+def test_zero_cost_calls_accumulate_on_one_aggregate(aws):
+    """Self-hosted calls on a $0 instance: DynamoDB number formatting must survive repeated ADDs."""
+    from chalicelib.meter.ledger import Ledger
+    from chalicelib.services import get_services
+
+    settings = get_services().settings
+    ledger = Ledger(settings.ledger_table, settings.aggregates_table, shards=1)
+    for i in range(4):
+        assert ledger.record(entry(f"zero-{i}", cost="0E-8"))
+    day = datetime.now(timezone.utc).date().isoformat()
+    assert totals(get_services(), day)["calls"] == 4

@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
+from pydantic import ValidationError
+
 from .. import aws, storage
 from ..agent.loop import AgentLimits, run_agent
 from ..auth import Tenant
@@ -215,7 +217,12 @@ class JobService:
         logger.info("job.batch_submitted", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "batch_job_id": response["jobId"]})
 
     def _step_record_result(self, message: StepMessage, job: dict[str, Any]) -> None:
-        report = WorkerReport.model_validate(message.result or {})
+        try:
+            report = WorkerReport.model_validate(message.result or {})
+        except ValidationError as exc:
+            # A malformed report will not improve on retry: fail the step (the workflow falls back or fails).
+            self._answer(message.task_token, error=("Worker.BadReport", f"{exc.error_count()} invalid field(s) in the worker's report"))
+            return
         instance = self.services.catalog.gpu_instances.get(report.instance_type)
         gpu_seconds = Decimal(str(report.gpu_seconds))
         # The instance is paid for its wall time, whatever the GPUs did meanwhile.

@@ -54,6 +54,23 @@ def job_steps(event):  # type: ignore[no-untyped-def]
     return handlers.job_steps(event.to_dict())
 
 
+@app.on_sqs_message(queue=os.environ.get("REQUESTS_QUEUE", "crossover-requests"), batch_size=10, name="requests")
+def requests(event):  # type: ignore[no-untyped-def]
+    return handlers.requests(event.to_dict())
+
+
+@app.on_sqs_message(queue=os.environ.get("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo"), batch_size=10, name="requests_fifo")
+def requests_fifo(event):  # type: ignore[no-untyped-def]
+    return handlers.requests_fifo(event.to_dict())
+
+
+# S3 ObjectCreated -> object-events queue -> here (the bucket notification is in deploy/resources.json).
+# Chalice's on_s3_event cannot be packaged as CloudFormation; through SQS we also get retries and a DLQ.
+@app.on_sqs_message(queue=os.environ.get("OBJECT_EVENTS_QUEUE", "crossover-object-events"), batch_size=10, name="object_events")
+def object_events(event):  # type: ignore[no-untyped-def]
+    return handlers.object_events(event.to_dict())
+
+
 @app.on_cw_event({"source": ["aws.batch"], "detail-type": ["Batch Job State Change"], "detail": {"status": ["FAILED"]}},
                  name="batch_job_failed")
 def batch_job_failed(event):  # type: ignore[no-untyped-def]

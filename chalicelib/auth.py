@@ -58,6 +58,15 @@ class TenantStore:
                 "enabled": {"BOOL": True},
             },
         )
+        self.register(tenant)
+
+    def register(self, tenant: str) -> None:
+        """Mark the tenant as existing (event triggers name tenants without keys). The item's key can
+        never collide with a key digest: digests are 64 hex characters."""
+        self._client().put_item(TableName=self._table_name, Item={"key_hash": {"S": f"tenant#{tenant}"}, "tenant": {"S": tenant}})
+
+    def exists(self, tenant: str) -> bool:
+        return "Item" in self._client().get_item(TableName=self._table_name, Key={"key_hash": {"S": f"tenant#{tenant}"}})
 
     def lookup(self, key_hash: str) -> Tenant | None:
         now = time.monotonic()
@@ -66,7 +75,7 @@ class TenantStore:
             return cached[1]
         item = self._client().get_item(TableName=self._table_name, Key={"key_hash": {"S": key_hash}}, ConsistentRead=False).get("Item")
         tenant = None
-        if item:
+        if item and "roles" in item:
             tenant = Tenant(
                 tenant=item["tenant"]["S"],
                 roles=tuple(sorted(item.get("roles", {}).get("SS", ["invoke"]))),

@@ -76,6 +76,22 @@ def cost_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def dlq_command(args: argparse.Namespace) -> int:
+    from .config import get_settings
+    from .dlq import list_dead_letters, redrive, source_queues
+
+    settings = get_settings()
+    queues = source_queues(settings)
+    names = [args.queue] if args.queue else list(queues)
+    for name in names:
+        if args.dlq_command == "list":
+            entries = list_dead_letters(queues[name], settings.events_table, args.limit)
+            print(json.dumps({"queue": name, "count": len(entries), "messages": entries}, indent=2))
+        else:
+            print(json.dumps({"queue": name, **redrive(queues[name])}))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="crossover", description="Crossover operations.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -105,7 +121,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.add_argument("--format", choices=["table", "json", "html"], default="table")
     report.add_argument("--output", help="write to a file instead of stdout")
     report.add_argument("--progress", action="store_true", help="show read progress even when stderr is not a terminal")
+    dlq = commands.add_parser("dlq", help="dead-letter queues: list what failed and why, redrive after a fix")
+    dlq.add_argument("dlq_command", choices=["list", "redrive"])
+    dlq.add_argument("--queue", choices=["requests", "requests-fifo", "object-events", "job-steps"], help="default: all")
+    dlq.add_argument("--limit", type=int, default=100)
     args = parser.parse_args(argv)
+    if args.command == "dlq":
+        return dlq_command(args)
     if args.command == "screen":
         return screen_jsonl(sys.stdin, sys.stdout, args.threshold)
     if args.command == "cost":

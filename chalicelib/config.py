@@ -22,6 +22,10 @@ RESOURCE_ENV_VARS: dict[str, str] = {
     "DATA_BUCKET": "DataBucket",
     "JOBS_TABLE": "JobsTable",
     "JOB_STEPS_QUEUE": "JobStepsQueue",
+    "EVENTS_TABLE": "EventsTable",
+    "REQUESTS_QUEUE": "RequestsQueue",
+    "REQUESTS_FIFO_QUEUE": "RequestsFifoQueue",
+    "OBJECT_EVENTS_QUEUE": "ObjectEventsQueue",
     "REPORTS_BUCKET": "ReportsBucket",
 }
 
@@ -49,6 +53,11 @@ class Settings:
     meter_shards: int
     data_bucket: str
     jobs_table: str
+    events_table: str
+    requests_queue: str
+    requests_fifo_queue: str
+    object_events_queue: str
+    incoming_prefix: str
     job_steps_queue: str
     state_machine_arn: str
     state_machine_name: str
@@ -102,6 +111,11 @@ def get_settings() -> Settings:
         meter_shards=_env_int("METER_SHARDS", 8),
         data_bucket=os.environ.get("DATA_BUCKET", "crossover-data"),
         jobs_table=os.environ.get("JOBS_TABLE", "crossover-jobs"),
+        events_table=os.environ.get("EVENTS_TABLE", "crossover-events"),
+        requests_queue=os.environ.get("REQUESTS_QUEUE", "crossover-requests"),
+        requests_fifo_queue=os.environ.get("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo"),
+        object_events_queue=os.environ.get("OBJECT_EVENTS_QUEUE", "crossover-object-events"),
+        incoming_prefix=os.environ.get("INCOMING_PREFIX", "incoming/"),
         job_steps_queue=os.environ.get("JOB_STEPS_QUEUE", "crossover-job-steps"),
         state_machine_arn=os.environ.get("STATE_MACHINE_ARN", ""),
         state_machine_name=os.environ.get("STATE_MACHINE_NAME", "crossover-jobs"),

@@ -1,6 +1,7 @@
 """Event handlers (schedules, queues, buckets): app.py wires them, they call the services."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .observability import logger, metrics
@@ -51,7 +52,82 @@ def batch_job_failed(detail: dict[str, Any]) -> str:
     return job_service(get_services()).on_batch_failure(detail)
 
 
+def _trace_id(record: Any) -> str:
+    from .observability import new_trace_id, trace_id_from
+
+    attributes = record.raw_event.get("messageAttributes") or {}
+    given = attributes.get("trace_id") or attributes.get("X-Amzn-Trace-Id") or {}
+    header = given.get("stringValue") or record.attributes.aws_trace_header or ""
+    return trace_id_from({"x-amzn-trace-id": header}) if header else new_trace_id()
+
+
+def object_events(raw_event: dict[str, Any]) -> dict[str, Any]:
+    """S3 ObjectCreated notifications delivered through the object-events queue."""
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+    from urllib.parse import unquote_plus
+
+    from .events import EventProcessor
+
+    processor = EventProcessor(get_services())
+
+    def handle(record: Any) -> None:
+        body = json.loads(record.body)
+        for s3_record in body.get("Records", []):  # s3:TestEvent has none
+            obj = s3_record["s3"]["object"]
+            processor.object_created(s3_record["s3"]["bucket"]["name"], unquote_plus(obj["key"]), obj.get("versionId"),
+                                     obj.get("eTag"), _trace_id(record))
+
+    try:
+        return process_partial_response(event=raw_event, record_handler=_logged(handle, "object_events"),
+                                        processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
+    finally:
+        metrics.flush_metrics()
+
+
+def requests(raw_event: dict[str, Any]) -> dict[str, Any]:
+    """The standard request queue: records are independent; a poison one fails alone."""
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+    return _requests(raw_event, BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
+
+
+def requests_fifo(raw_event: dict[str, Any]) -> dict[str, Any]:
+    """The FIFO request queue (message group per tenant): after a failure, the rest of that tenant's
+    messages in the batch are returned unprocessed, so their order holds; other tenants go on."""
+    from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor
+
+    return _requests(raw_event, SqsFifoPartialProcessor(skip_group_on_error=True))
+
+
+def _requests(raw_event: dict[str, Any], processor: Any) -> dict[str, Any]:
+    from aws_lambda_powertools.utilities.batch import process_partial_response
+
+    from .events import EventProcessor
+
+    events = EventProcessor(get_services())
+
+    def handle(record: Any) -> None:
+        events.request_message(record.body, record.message_id, record.attributes.message_deduplication_id, _trace_id(record))
+
+    try:
+        return process_partial_response(event=raw_event, record_handler=_logged(handle, "requests"), processor=processor)
+    finally:
+        metrics.flush_metrics()
+
+
+def _logged(handle: Any, queue: str) -> Any:
+    def wrapper(record: Any) -> None:
+        try:
+            handle(record)
+        except Exception:
+            logger.exception(f"{queue}.record_failed", extra={"message_id": record.message_id})
+            raise
+
+    return wrapper
+
+
 def sqs_handlers() -> dict[str, Any]:
     """Queue name -> handler, for the local event pump (in AWS, the event source mappings)."""
     settings = get_services().settings
-    return {settings.job_steps_queue: job_steps}
+    return {settings.job_steps_queue: job_steps, settings.requests_queue: requests,
+            settings.requests_fifo_queue: requests_fifo, settings.object_events_queue: object_events}

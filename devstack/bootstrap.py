@@ -72,10 +72,12 @@ def create_queue(sqs: Any, name: str, props: dict[str, Any]) -> str:
     """The queue and, when the template gives it a redrive policy, its dead-letter queue."""
     attributes = {"VisibilityTimeout": str(props.get("VisibilityTimeout", 30))}
     if "RedrivePolicy" in props:
-        dlq_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+        dlq_name = f"{name[:-5]}-dlq.fifo" if name.endswith(".fifo") else f"{name}-dlq"
+        dlq_url = sqs.create_queue(QueueName=dlq_name, Attributes={"FifoQueue": "true"} if name.endswith(".fifo") else {})["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(props["RedrivePolicy"]["maxReceiveCount"])})
-    if props.get("FifoQueue"):
+    fifo = bool(props.get("FifoQueue"))
+    if fifo:
         attributes.update({"FifoQueue": "true", "ContentBasedDeduplication": str(props.get("ContentBasedDeduplication", False)).lower()})
     return sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
 
@@ -138,6 +140,14 @@ def create_workflow_and_batch(queue_url: str) -> None:
         }, retryStrategy={"attempts": 1}, timeout={"attemptDurationSeconds": 21600})
 
 
+def notify_uploads(s3: Any, sqs: Any, bucket: str, queue_url: str) -> None:
+    """S3 ObjectCreated under the incoming prefix -> the object-events queue (as the deploy template wires it)."""
+    arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    prefix = get_settings().incoming_prefix
+    s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={"QueueConfigurations": [{
+        "QueueArn": arn, "Events": ["s3:ObjectCreated:*"], "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": prefix}]}}}]})
+
+
 def bootstrap(tenants: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> None:
     """Create every table and bucket in the template, then the given tenants {api_key: (tenant, roles)}."""
     dynamodb = boto3.client("dynamodb")
@@ -155,6 +165,8 @@ def bootstrap(tenants: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> 
             queue_urls[logical_id] = create_queue(sqs, physical_name(logical_id), resource["Properties"])
     if "JobStepsQueue" in queue_urls:
         create_workflow_and_batch(queue_urls["JobStepsQueue"])
+    if "ObjectEventsQueue" in queue_urls:
+        notify_uploads(s3, sqs, physical_name("DataBucket"), queue_urls["ObjectEventsQueue"])
     store = TenantStore(get_settings().tenants_table, 0, dynamodb)
     for api_key, (tenant, roles) in (tenants or {}).items():
         store.put(tenant, api_key, roles)

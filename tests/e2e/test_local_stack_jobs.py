@@ -32,3 +32,26 @@ def test_job_runs_to_succeeded_and_results_match_inputs(api_url):
     assert all(row.get("output", "").strip() for row in rows), rows
     # another tenant cannot see it
     assert requests.get(f"{api_url}/v1/jobs/{job_id}", timeout=10, headers={"x-api-key": "ops-key"}).status_code == 404
+
+
+def test_s3_upload_runs_a_job_and_the_result_appears(stack, stack_client):
+    env = stack.env()
+    bucket = env["DATA_BUCKET"]
+    s3 = stack_client("s3")
+    s3.put_object(Bucket=bucket, Key="incoming/dev/jobs/e2e.jsonl", Body=b'{"prompt": "Say yes."}\n{"prompt": "Say no."}\n')
+    deadline = time.monotonic() + 240
+    document = None
+    while time.monotonic() < deadline and document is None:
+        listed = s3.list_objects_v2(Bucket=bucket, Prefix="results/dev/events/").get("Contents", [])
+        if listed:
+            document = json.loads(s3.get_object(Bucket=bucket, Key=listed[0]["Key"])["Body"].read())
+        time.sleep(0.5)
+    assert document and document["status"] == "accepted", document
+    job_id = document["job_id"]
+    result_key = f"results/dev/{job_id}/output.jsonl"
+    while time.monotonic() < deadline:
+        if s3.list_objects_v2(Bucket=bucket, Prefix=result_key).get("KeyCount"):
+            break
+        time.sleep(0.5)
+    rows = [json.loads(line) for line in s3.get_object(Bucket=bucket, Key=result_key)["Body"].read().decode().splitlines()]
+    assert [row["index"] for row in rows] == [0, 1] and all(row.get("output") for row in rows)

@@ -9,7 +9,7 @@ STAGE ?= dev
 # (see shared/NOTES-local-stack.md). --no-cache-dir so pip never reuses a crashing native wheel.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: help setup run test test-unit test-e2e bench clean
+.PHONY: help setup run test test-unit test-e2e bench package deploy clean
 
 help:
 	@echo "make run    start the local stack (moto, bundled model, API on http://127.0.0.1:8000)"
@@ -45,6 +45,17 @@ test-e2e: setup
 
 bench: setup
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+# The deployable artefact: build/$(STAGE)/sam.json + deployment.zip (offline, dummy credentials are fine).
+package: $(VENV)/.deps
+	$(PY) deploy/package.py --stage $(STAGE) --out build/$(STAGE)
+	$(VENV)/bin/cfn-lint build/$(STAGE)/sam.json
+
+# Needs real AWS credentials, an artefact bucket and the parameters (see README "Deploy to AWS"). Not run in CI.
+deploy: package
+	aws cloudformation package --template-file build/$(STAGE)/sam.json --s3-bucket $(ARTIFACT_BUCKET) --output-template-file build/$(STAGE)/packaged.yaml
+	aws cloudformation deploy --template-file build/$(STAGE)/packaged.yaml --stack-name crossover-$(STAGE) \
+	  --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --parameter-overrides $(PARAMETERS)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis

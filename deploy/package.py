@@ -1,0 +1,277 @@
+"""Build the deployable artefact: `chalice package` merged with the template for everything Chalice
+does not create (tables, queues, buckets, KMS, state machine, Batch, alarms, least-privilege roles).
+
+    python deploy/package.py --stage dev --out build/dev      (what `make package STAGE=dev` runs)
+
+Works offline with dummy credentials. Writes build/<stage>/sam.json and deployment.zip.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from chalicelib.config import RESOURCE_ENV_VARS  # noqa: E402
+
+FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "BatchJobFailed", "DailyCostReport")
+SQS_FUNCTIONS = {"JobSteps": "JobStepsQueue", "Requests": "RequestsQueue", "RequestsFifo": "RequestsFifoQueue", "ObjectEvents": "ObjectEventsQueue"}
+# Actions that IAM cannot scope to a resource (documented exceptions to "no * resources").
+UNSCOPABLE = {"comprehend:DetectPiiEntities", "states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat",
+              "batch:DescribeJobs", "cloudwatch:PutMetricData"}
+
+
+def sub(text: str) -> dict[str, str]:
+    return {"Fn::Sub": text}
+
+
+def arn(logical: str) -> dict[str, Any]:
+    return {"Fn::GetAtt": [logical, "Arn"]}
+
+
+def table(logical: str, *actions: str) -> dict[str, Any]:
+    return {"Effect": "Allow", "Action": [f"dynamodb:{a}" for a in actions], "Resource": [arn(logical)]}
+
+
+def s3_objects(bucket: str, prefixes: list[str], *actions: str) -> dict[str, Any]:
+    return {"Effect": "Allow", "Action": [f"s3:{a}" for a in actions],
+            "Resource": [{"Fn::Sub": f"${{{bucket}.Arn}}/{prefix}*"} for prefix in prefixes]}
+
+
+def statement(actions: list[str], resources: list[Any]) -> dict[str, Any]:
+    return {"Effect": "Allow", "Action": actions, "Resource": resources}
+
+
+LOGS = statement(["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+                 [sub("arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/*")])
+KMS = statement(["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"], [arn("DataKey")])
+BEDROCK = statement(["bedrock:InvokeModel"], [sub("arn:${AWS::Partition}:bedrock:*::foundation-model/*"),
+                                              sub("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/*")])
+GUARDRAIL = statement(["bedrock:ApplyGuardrail"], [sub("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:guardrail/*")])
+PII = statement(["comprehend:DetectPiiEntities"], ["*"])
+CALLBACKS = statement(["states:SendTaskSuccess", "states:SendTaskFailure"], ["*"])
+METER = [table("LedgerTable", "PutItem", "ConditionCheckItem"), table("AggregatesTable", "UpdateItem", "Query")]
+SCREEN = [table("PoliciesTable", "GetItem", "PutItem"), PII, GUARDRAIL]
+INVOKE = [table("TenantsTable", "GetItem"), table("IdempotencyTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"),
+          table("BudgetsTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"), table("DecisionsTable", "Query"), BEDROCK, KMS, *METER, *SCREEN]
+SUBMIT_JOBS = [table("JobsTable", "GetItem", "PutItem", "UpdateItem"), s3_objects("DataBucket", ["inputs/"], "PutObject", "GetObject"),
+               statement(["states:StartExecution"], [{"Ref": "JobStateMachine"}])]
+
+
+def sqs_consumer(queue: str) -> dict[str, Any]:
+    return statement(["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"], [arn(queue)])
+
+
+def policies() -> dict[str, list[dict[str, Any]]]:
+    events = [table("EventsTable", "GetItem", "PutItem"), s3_objects("DataBucket", ["results/"], "PutObject"),
+              statement(["sqs:SendMessage"], [sub("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:crossover-replies-*")])]
+    return {
+        "APIHandler": [*INVOKE, *SUBMIT_JOBS, s3_objects("DataBucket", ["results/"], "GetObject"),
+                       statement(["states:StopExecution"], [sub("arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${JobStateMachine.Name}:*")]),
+                       statement(["batch:TerminateJob"], [sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")])],
+        "JobSteps": [table("JobsTable", "GetItem", "UpdateItem"), *METER, BEDROCK, KMS, CALLBACKS,
+                     s3_objects("DataBucket", ["inputs/"], "GetObject"), s3_objects("DataBucket", ["results/"], "GetObject", "PutObject"),
+                     statement(["batch:SubmitJob", "batch:TagResource"], [{"Ref": "GpuJobQueue"}, {"Ref": "WorkerJobDefinition"},
+                                                                          sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")]),
+                     statement(["batch:TerminateJob"], [sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")]),
+                     statement(["batch:DescribeJobs"], ["*"]), sqs_consumer("JobStepsQueue")],
+        "Requests": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsQueue")],
+        "RequestsFifo": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsFifoQueue")],
+        "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),
+                         sqs_consumer("ObjectEventsQueue")],
+        "BatchJobFailed": [table("JobsTable", "GetItem", "UpdateItem"), CALLBACKS],
+        "DailyCostReport": [table("AggregatesTable", "Query"), table("DecisionsTable", "Query", "PutItem"), KMS,
+                            s3_objects("ReportsBucket", ["reports/"], "PutObject")],
+    }
+
+
+def stage_environment(stage: str) -> dict[str, str]:
+    with open(os.path.join(ROOT, ".chalice", "config.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
+    return {**config.get("environment_variables", {}), **config["stages"][stage].get("environment_variables", {})}
+
+
+def merge_template(stage: str) -> dict[str, Any]:
+    with open(os.path.join(ROOT, "deploy", "resources.json"), encoding="utf-8") as handle:
+        template = json.load(handle)
+    with open(os.path.join(ROOT, "statemachines", "long_job.asl.json"), encoding="utf-8") as handle:
+        definition = handle.read()
+    env = stage_environment(stage)
+    resources = template["Resources"]
+    template["Parameters"] = {
+        "WorkerImage": {"Type": "String", "Description": "ECR image URI of worker/Dockerfile"},
+        "GpuInstanceTypes": {"Type": "CommaDelimitedList", "Default": "g6e.xlarge,g5.2xlarge,g5.12xlarge"},
+        "SubnetIds": {"Type": "List<AWS::EC2::Subnet::Id>"},
+        "SecurityGroupIds": {"Type": "List<AWS::EC2::SecurityGroup::Id>"},
+        "MaxGpuVcpus": {"Type": "Number", "Default": 256},
+        "MonthlyBudgetUsd": {"Type": "Number", "Default": 10000},
+        "AlarmTopicArn": {"Type": "String", "Default": "", "Description": "SNS topic for alarms (empty: no notifications)"},
+    }
+    template["Conditions"] = {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]}}
+    # Physical names from the stage's config, so the code, the event sources and the template agree.
+    for variable, logical in RESOURCE_ENV_VARS.items():
+        props = resources[logical]["Properties"]
+        name = env[variable]
+        if resources[logical]["Type"] == "AWS::DynamoDB::Table":
+            props["TableName"] = name
+        elif resources[logical]["Type"] == "AWS::SQS::Queue":
+            props["QueueName"] = name
+            dlq = props["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+            resources[dlq]["Properties"]["QueueName"] = name[:-5] + "-dlq.fifo" if name.endswith(".fifo") else name + "-dlq"
+        elif resources[logical]["Type"] == "AWS::S3::Bucket":
+            props["BucketName"] = sub(f"{name}-${{AWS::AccountId}}")
+    for logical in ("DataBucket", "ReportsBucket"):
+        resources[logical + "Policy"] = {"Type": "AWS::S3::BucketPolicy", "Properties": {"Bucket": {"Ref": logical}, "PolicyDocument": {
+            "Version": "2012-10-17", "Statement": [{"Sid": "TlsOnly", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+                                                    "Resource": [arn(logical), sub(f"${{{logical}.Arn}}/*")],
+                                                    "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}}}
+    resources["DataBucket"]["Properties"]["NotificationConfiguration"] = {"QueueConfigurations": [{
+        "Event": "s3:ObjectCreated:*", "Queue": arn("ObjectEventsQueue"),
+        "Filter": {"S3Key": {"Rules": [{"Name": "prefix", "Value": env["INCOMING_PREFIX"]}]}}}]}
+    resources["DataBucket"]["DependsOn"] = ["ObjectEventsQueuePolicy"]
+    resources["ObjectEventsQueuePolicy"] = {"Type": "AWS::SQS::QueuePolicy", "Properties": {"Queues": [{"Ref": "ObjectEventsQueue"}], "PolicyDocument": {
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "s3.amazonaws.com"}, "Action": "sqs:SendMessage",
+                                                "Resource": arn("ObjectEventsQueue"),
+                                                "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                                                              "ArnLike": {"aws:SourceArn": sub(f"arn:${{AWS::Partition}}:s3:::{env['DATA_BUCKET']}-${{AWS::AccountId}}")}}}]}}}
+    add_workflow(resources, definition, env)
+    add_batch(resources, env)
+    add_alarms(resources, env)
+    add_functions(resources, env)
+    return template
+
+
+def add_workflow(resources: dict[str, Any], definition: str, env: dict[str, str]) -> None:
+    resources["StateMachineLogs"] = {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": 90}}
+    resources["StateMachineRole"] = {"Type": "AWS::IAM::Role", "Properties": {
+        "AssumeRolePolicyDocument": trust("states.amazonaws.com"),
+        "Policies": [{"PolicyName": "job-workflow", "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+            statement(["sqs:SendMessage"], [arn("JobStepsQueue")]),
+            statement(["kms:GenerateDataKey", "kms:Decrypt"], [sub("arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:alias/aws/sqs")]),
+            statement(["logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery", "logs:ListLogDeliveries",
+                       "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"], ["*"]),
+            statement(["xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"], ["*"]),
+        ]}}]}}
+    resources["JobStateMachine"] = {"Type": "AWS::StepFunctions::StateMachine", "Properties": {
+        "StateMachineName": env["STATE_MACHINE_NAME"], "StateMachineType": "STANDARD", "RoleArn": arn("StateMachineRole"),
+        "DefinitionString": definition,
+        "DefinitionSubstitutions": {"JobStepsQueueUrl": {"Ref": "JobStepsQueue"}, "HeartbeatSeconds": env["JOB_HEARTBEAT_SECONDS"],
+                                    "GpuTimeoutSeconds": env["JOB_GPU_TIMEOUT_SECONDS"], "StepTimeoutSeconds": "900",
+                                    "RetryIntervalSeconds": "10", "FallbackConcurrency": "4", "MaxResumes": "2"},
+        "LoggingConfiguration": {"Level": "ERROR", "IncludeExecutionData": False,
+                                 "Destinations": [{"CloudWatchLogsLogGroup": {"LogGroupArn": arn("StateMachineLogs")}}]},
+        "TracingConfiguration": {"Enabled": True}}}
+
+
+def trust(service: str) -> dict[str, Any]:
+    return {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]}
+
+
+def add_batch(resources: dict[str, Any], env: dict[str, str]) -> None:
+    def environment(kind: str, allocation: str) -> dict[str, Any]:
+        return {"Type": "AWS::Batch::ComputeEnvironment", "Properties": {"Type": "MANAGED", "State": "ENABLED", "ComputeResources": {
+            "Type": kind, "AllocationStrategy": allocation, "MinvCpus": 0, "MaxvCpus": {"Ref": "MaxGpuVcpus"},
+            "InstanceTypes": {"Ref": "GpuInstanceTypes"}, "Subnets": {"Ref": "SubnetIds"}, "SecurityGroupIds": {"Ref": "SecurityGroupIds"},
+            "InstanceRole": arn("BatchInstanceProfile"), "Ec2Configuration": [{"ImageType": "ECS_AL2_NVIDIA"}]}}}
+
+    resources["GpuSpotEnvironment"] = environment("SPOT", "SPOT_PRICE_CAPACITY_OPTIMIZED")
+    resources["GpuOnDemandEnvironment"] = environment("EC2", "BEST_FIT_PROGRESSIVE")
+    resources["GpuJobQueue"] = {"Type": "AWS::Batch::JobQueue", "Properties": {"JobQueueName": env["BATCH_JOB_QUEUE"], "Priority": 1, "State": "ENABLED",
+        "ComputeEnvironmentOrder": [{"Order": 1, "ComputeEnvironment": {"Ref": "GpuSpotEnvironment"}},  # spot first
+                                    {"Order": 2, "ComputeEnvironment": {"Ref": "GpuOnDemandEnvironment"}}]}}
+    resources["BatchInstanceRole"] = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust("ec2.amazonaws.com"),
+        "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role")]}}
+    resources["BatchInstanceProfile"] = {"Type": "AWS::IAM::InstanceProfile", "Properties": {"Roles": [{"Ref": "BatchInstanceRole"}]}}
+    resources["WorkerJobRole"] = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust("ecs-tasks.amazonaws.com"),
+        "Policies": [{"PolicyName": "worker", "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+            s3_objects("DataBucket", ["inputs/"], "GetObject"), s3_objects("DataBucket", ["results/"], "GetObject", "PutObject"), KMS,
+            statement(["states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"], ["*"])]}}]}}
+    resources["WorkerJobDefinition"] = {"Type": "AWS::Batch::JobDefinition", "Properties": {
+        "JobDefinitionName": env["BATCH_JOB_DEFINITION"], "Type": "container", "PlatformCapabilities": ["EC2"],
+        "ContainerProperties": {"Image": {"Ref": "WorkerImage"}, "JobRoleArn": arn("WorkerJobRole"), "Command": ["python3", "-m", "worker"],
+                                "ResourceRequirements": [{"Type": "GPU", "Value": "1"}, {"Type": "VCPU", "Value": "4"}, {"Type": "MEMORY", "Value": "30000"}],
+                                "Environment": [{"Name": "KMS_KEY_ID", "Value": {"Ref": "DataKey"}}, {"Name": "GPU_COUNT", "Value": "1"}]},
+        # Spot reclaims (Host EC2 terminated) are retried by Batch; the worker checkpoints on SIGTERM.
+        "RetryStrategy": {"Attempts": 2, "EvaluateOnExit": [{"OnStatusReason": "Host EC2*", "Action": "RETRY"}, {"OnReason": "*", "Action": "EXIT"}]},
+        "Timeout": {"AttemptDurationSeconds": int(env["JOB_GPU_TIMEOUT_SECONDS"])}}}
+
+
+def alarm(name: str, namespace: str, metric: str, dimensions: list[dict[str, Any]], statistic: str, threshold: Any,
+          period: int = 300, extended: str | None = None) -> dict[str, Any]:
+    props: dict[str, Any] = {"AlarmDescription": name, "Namespace": namespace, "MetricName": metric, "Dimensions": dimensions,
+                             "Period": period, "EvaluationPeriods": 2, "Threshold": threshold, "ComparisonOperator": "GreaterThanThreshold",
+                             "TreatMissingData": "notBreaching",
+                             "AlarmActions": {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}}
+    if extended:
+        props["ExtendedStatistic"] = extended
+    else:
+        props["Statistic"] = statistic
+    return {"Type": "AWS::CloudWatch::Alarm", "Properties": props}
+
+
+def add_alarms(resources: dict[str, Any], env: dict[str, str]) -> None:
+    api = [{"Name": "ApiName", "Value": "crossover"}]
+    resources["Api5xxAlarm"] = alarm("API 5xx responses", "AWS/ApiGateway", "5XXError", api, "Sum", 5)
+    resources["ApiLatencyP99Alarm"] = alarm("API p99 latency above 30 s", "AWS/ApiGateway", "Latency", api, "", 30000, extended="p99")
+    resources["LambdaThrottlesAlarm"] = alarm("Lambda throttles", "AWS/Lambda", "Throttles", [], "Sum", 0)
+    for dlq in ("JobStepsDeadLetterQueue", "RequestsDeadLetterQueue", "RequestsFifoDeadLetterQueue", "ObjectEventsDeadLetterQueue"):
+        resources[dlq + "Alarm"] = alarm(f"{dlq} has messages", "AWS/SQS", "ApproximateNumberOfMessagesVisible",
+                                         [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}], "Maximum", 0)
+    service = [{"Name": "service", "Value": "crossover"}]
+    resources["JobsStuckRunnableAlarm"] = alarm("Jobs falling back (no GPU capacity or worker failures)", "Crossover", "JobFallbacks", service, "Sum", 0)
+    resources["CostBurnAlarm"] = alarm("Projected monthly cost above budget", "Crossover", "ProjectedMonthlyCostUSD", service, "Maximum",
+                                       {"Ref": "MonthlyBudgetUsd"}, period=86400)
+
+
+def add_functions(resources: dict[str, Any], env: dict[str, str]) -> None:
+    names: dict[str, Any] = {variable: {"Ref": logical} for variable, logical in RESOURCE_ENV_VARS.items()}
+    for variable, logical in RESOURCE_ENV_VARS.items():
+        kind = resources[logical]["Type"]
+        if kind == "AWS::SQS::Queue":
+            names[variable] = {"Fn::GetAtt": [logical, "QueueName"]}
+    names.update({"STATE_MACHINE_ARN": {"Ref": "JobStateMachine"}, "KMS_KEY_ID": {"Ref": "DataKey"},
+                  "BATCH_JOB_QUEUE": {"Ref": "GpuJobQueue"}, "BATCH_JOB_DEFINITION": {"Ref": "WorkerJobDefinition"}})
+    all_policies = policies()
+    for function in FUNCTIONS:
+        resources[f"{function}Role"] = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust("lambda.amazonaws.com"),
+            "Policies": [{"PolicyName": f"{function}-least-privilege", "PolicyDocument": {"Version": "2012-10-17",
+                                                                                          "Statement": [LOGS, *copy.deepcopy(all_policies[function])]}}]}}
+        function_props: dict[str, Any] = {"Role": arn(f"{function}Role"), "Environment": {"Variables": names}, "Tracing": "Active"}
+        if function in SQS_FUNCTIONS:
+            event = f"{function}SqsEventSource"
+            function_props["Events"] = {event: {"Properties": {"FunctionResponseTypes": ["ReportBatchItemFailures"]}}}
+        # (The GetAtt of each queue in the environment also orders the queue before its event source mapping.)
+        resources[function] = {"Properties": function_props}
+    for response_type in ("DEFAULT_4XX", "DEFAULT_5XX"):
+        # API Gateway's own errors (unknown route, payload too large) in the API's stable error format.
+        resources[f"GatewayResponse{response_type.replace('_', '')}"] = {"Type": "AWS::ApiGateway::GatewayResponse", "Properties": {
+            "RestApiId": {"Ref": "RestAPI"}, "ResponseType": response_type,
+            "ResponseTemplates": {"application/json": '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString, "details": null}}'}}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stage", default="dev", choices=["dev", "prod"])
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    out = os.path.abspath(args.out or os.path.join(ROOT, "build", args.stage))
+    os.makedirs(out, exist_ok=True)
+    merge_path = os.path.join(out, "merge.json")
+    with open(merge_path, "w", encoding="utf-8") as handle:
+        json.dump(merge_template(args.stage), handle, indent=2)
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID", "package"),
+           "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY", "package"), "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")}
+    chalice = os.path.join(os.path.dirname(sys.executable), "chalice")
+    subprocess.run([chalice, "package", "--stage", args.stage, "--pkg-format", "cloudformation", "--merge-template", merge_path, out],
+                   cwd=ROOT, env=env, check=True)
+    print(f"packaged {args.stage}: {out}/sam.json and {out}/deployment.zip")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""The deploy artefact: packaged offline, cfn-lint clean, least privilege, every resource named for the code."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from chalicelib.config import RESOURCE_ENV_VARS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "BatchJobFailed", "DailyCostReport")
+UNSCOPABLE = {"comprehend:DetectPiiEntities", "states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat",
+              "batch:DescribeJobs"}
+# The state machine's log delivery and X-Ray actions take no resource ARNs (AWS documents "*").
+STATE_MACHINE_WILDCARDS = {"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+                           "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+                           "xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"}
+# What each function's code calls (kept next to the code it describes: see chalicelib/).
+REQUIRED = {
+    "APIHandler": {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "bedrock:InvokeModel",
+                   "s3:PutObject", "s3:GetObject", "states:StartExecution", "states:StopExecution", "batch:TerminateJob", "kms:GenerateDataKey"},
+    "JobSteps": {"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "batch:SubmitJob", "batch:TerminateJob", "batch:DescribeJobs",
+                 "states:SendTaskSuccess", "states:SendTaskFailure", "s3:GetObject", "s3:PutObject", "bedrock:InvokeModel", "sqs:ReceiveMessage"},
+    "Requests": {"dynamodb:PutItem", "bedrock:InvokeModel", "states:StartExecution", "sqs:SendMessage", "sqs:DeleteMessage"},
+    "RequestsFifo": {"dynamodb:PutItem", "bedrock:InvokeModel", "states:StartExecution", "sqs:SendMessage", "sqs:DeleteMessage"},
+    "ObjectEvents": {"s3:GetObject", "dynamodb:PutItem", "states:StartExecution", "sqs:ReceiveMessage"},
+    "BatchJobFailed": {"dynamodb:GetItem", "dynamodb:UpdateItem", "states:SendTaskFailure"},
+    "DailyCostReport": {"dynamodb:Query", "dynamodb:PutItem", "s3:PutObject"},
+}
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    out = tmp_path_factory.mktemp("package")
+    subprocess.run([sys.executable, "deploy/package.py", "--stage", "prod", "--out", str(out)], cwd=ROOT, check=True, capture_output=True)
+    lint = subprocess.run([os.path.join(os.path.dirname(sys.executable), "cfn-lint"), str(out / "sam.json")], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr  # no errors, no warnings
+    assert (out / "deployment.zip").stat().st_size > 0
+    return json.loads((out / "sam.json").read_text())
+
+
+def statements(role: dict) -> list[dict]:
+    return [s for policy in role["Properties"].get("Policies", []) for s in policy["PolicyDocument"]["Statement"]]
+
+
+def test_no_wildcard_actions_and_star_resources_only_where_iam_has_no_resource_level(template):
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::IAM::Role":
+            continue
+        for statement in statements(resource):
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            assert not any(a == "*" or a.endswith(":*") for a in actions), (name, actions)
+            resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            if "*" in resources:
+                allowed = UNSCOPABLE | (STATE_MACHINE_WILDCARDS if name == "StateMachineRole" else set())
+                assert set(actions) <= allowed, (name, actions)
+
+
+def test_every_function_has_its_own_role_covering_its_calls(template):
+    resources = template["Resources"]
+    for function in FUNCTIONS:
+        assert resources[function]["Properties"]["Role"] == {"Fn::GetAtt": [f"{function}Role", "Arn"]}
+        granted = {a for s in statements(resources[f"{function}Role"]) for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])}
+        assert REQUIRED[function] <= granted, (function, REQUIRED[function] - granted)
+    # and no function can touch what it does not use
+    report_actions = {a for s in statements(resources["DailyCostReportRole"]) for a in s["Action"]}
+    assert not any(a.startswith(("bedrock:", "states:", "batch:", "sqs:")) for a in report_actions)
+
+
+def test_state_machine_role_can_only_reach_its_queue(template):
+    role = template["Resources"]["StateMachineRole"]
+    send = [s for s in statements(role) if "sqs:SendMessage" in s["Action"]]
+    assert send and send[0]["Resource"] == [{"Fn::GetAtt": ["JobStepsQueue", "Arn"]}]
+
+
+def test_every_resource_the_code_reads_is_named_in_every_function(template):
+    resources = template["Resources"]
+    for variable, logical in RESOURCE_ENV_VARS.items():
+        assert logical in resources, logical
+    for function in FUNCTIONS:
+        variables = resources[function]["Properties"]["Environment"]["Variables"]
+        missing = (set(RESOURCE_ENV_VARS) | {"STATE_MACHINE_ARN", "KMS_KEY_ID", "BATCH_JOB_QUEUE", "BATCH_JOB_DEFINITION"}) - set(variables)
+        assert not missing, (function, missing)
+        assert all(value not in ("", None) for value in variables.values())
+
+
+def test_sqs_functions_report_partial_batch_failures(template):
+    for function in ("JobSteps", "Requests", "RequestsFifo", "ObjectEvents"):
+        events = template["Resources"][function]["Properties"]["Events"]
+        [source] = events.values()
+        assert source["Type"] == "SQS" and source["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_storage_is_encrypted_private_and_recoverable(template):
+    resources = template["Resources"]
+    for bucket in ("DataBucket", "ReportsBucket"):
+        props = resources[bucket]["Properties"]
+        assert props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+        assert all(props["PublicAccessBlockConfiguration"].values()) and props["LifecycleConfiguration"]["Rules"]
+        deny = resources[bucket + "Policy"]["Properties"]["PolicyDocument"]["Statement"][0]
+        assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    for name, resource in resources.items():
+        if resource["Type"] == "AWS::DynamoDB::Table":
+            assert resource["Properties"]["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"], name
+        if resource["Type"] == "AWS::SQS::Queue" and not name.endswith("DeadLetterQueue"):
+            assert resource["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 5, name
+
+
+def test_state_machine_substitutions_cover_every_placeholder(template):
+    machine = template["Resources"]["JobStateMachine"]["Properties"]
+    placeholders = set(re.findall(r"\$\{(\w+)\}", machine["DefinitionString"]))
+    assert placeholders == set(machine["DefinitionSubstitutions"])
+    assert machine["TracingConfiguration"] == {"Enabled": True} and machine["LoggingConfiguration"]["Level"] == "ERROR"
+
+
+def test_batch_queue_prefers_spot_then_on_demand_with_gpu_jobs(template):
+    resources = template["Resources"]
+    order = resources["GpuJobQueue"]["Properties"]["ComputeEnvironmentOrder"]
+    assert [o["ComputeEnvironment"]["Ref"] for o in sorted(order, key=lambda o: o["Order"])] == ["GpuSpotEnvironment", "GpuOnDemandEnvironment"]
+    container = resources["WorkerJobDefinition"]["Properties"]["ContainerProperties"]
+    assert {"Type": "GPU", "Value": "1"} in container["ResourceRequirements"]
+    assert resources["WorkerJobDefinition"]["Properties"]["RetryStrategy"]["Attempts"] == 2
+    alarms = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    assert {"Api5xxAlarm", "ApiLatencyP99Alarm", "LambdaThrottlesAlarm", "JobsStuckRunnableAlarm", "CostBurnAlarm"} <= alarms

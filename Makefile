@@ -43,7 +43,11 @@ test-unit: $(VENV)/.deps
 test-e2e: setup
 	$(PY) -m pytest -m e2e
 
-bench: setup
+$(VENV)/.bench: requirements-bench.txt | $(VENV)/.deps
+	$(PIP) install -q -r requirements-bench.txt
+	touch $@
+
+bench: setup $(VENV)/.bench
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 # The deployable artefact: build/$(STAGE)/sam.json + deployment.zip (offline, dummy credentials are fine).

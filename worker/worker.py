@@ -154,7 +154,9 @@ class Worker:
 
     def _put(self, key: str, rows: list[dict[str, Any]]) -> None:
         body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
-        self.s3.put_object(Bucket=self.config.bucket, Key=key, Body=body, ContentType="application/x-ndjson", **self._encryption())
+        # The trace id travels into the result's metadata (API -> workflow -> Batch env -> worker -> S3).
+        self.s3.put_object(Bucket=self.config.bucket, Key=key, Body=body, ContentType="application/x-ndjson",
+                           Metadata={"trace-id": self.config.trace_id[:1024], "job-id": self.config.job_id}, **self._encryption())
 
     def _read_lines(self, key: str) -> list[dict[str, Any]]:
         try:

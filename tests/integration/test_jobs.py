@@ -119,6 +119,10 @@ def test_gpu_path_succeeds_with_results_usage_and_metering(jobs_client, pump):
     record = job_record(job_id)
     rows = result_rows(record)
     assert [row["index"] for row in rows] == [0, 1, 2] and all(row["output"] == "from the GPU" for row in rows)
+    from chalicelib.services import get_services
+
+    head = boto3.client("s3").head_object(Bucket=get_services().settings.data_bucket, Key=record["result_key"])
+    assert head["Metadata"]["trace-id"] == record["trace_id"]  # the trace id reached the result
     [ledger] = [row for row in ledger_items() if row["request_id"]["S"] == f"{job_id}#gpu"]
     assert ledger["backend"]["S"] == "self_hosted" and float(ledger["gpu_seconds"]["N"]) > 0
     drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")

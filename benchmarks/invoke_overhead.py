@@ -53,7 +53,7 @@ def run(with_moto: bool) -> list[float]:
     services = get_services()
     services.backends["bedrock"] = InstantBedrock()
     if not with_moto:
-        services.ledger = Ledger(services.settings.ledger_table, MemoryDynamo())
+        services.ledger = Ledger(services.settings.ledger_table, "", 1, MemoryDynamo())
     body = json.dumps({"prompt": "Summarise our refund policy for a customer in two sentences.", "max_tokens": 64}).encode()
     headers = {"x-api-key": "bench-key", "content-type": "application/json"}
     for _ in range(50):  # warm-up: clients, caches, first-call imports

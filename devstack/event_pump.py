@@ -59,10 +59,12 @@ class EventPump:
             handled += len(messages)
         return handled
 
-    def run(self, stop: threading.Event, wait_s: int = 1) -> None:
+    def run(self, stop: threading.Event, idle_s: float = 0.05) -> None:
+        # Short polls across all queues (a long poll per queue would add up: 4 queues x 1 s per round).
         while not stop.is_set():
             try:
-                self.poll_once(wait_s)
+                if not self.poll_once(0):
+                    stop.wait(idle_s)
             except Exception as exc:  # keep pumping; the handler logged its own failure
                 print(f"event-pump: {exc.__class__.__name__}: {exc}", flush=True)
                 stop.wait(1)

@@ -42,8 +42,6 @@ class MemoryDynamo:
 
 
 def run(with_moto: bool) -> list[float]:
-    from chalicelib import api
-    from chalicelib.http import dispatch
     from chalicelib.meter.ledger import Ledger
     from chalicelib.services import get_services, reset_services
     from devstack.bootstrap import bootstrap
@@ -54,12 +52,20 @@ def run(with_moto: bool) -> list[float]:
     services.backends["bedrock"] = InstantBedrock()
     if not with_moto:
         services.ledger = Ledger(services.settings.ledger_table, "", 1, MemoryDynamo())
-    body = json.dumps({"prompt": "Summarise our refund policy for a customer in two sentences.", "max_tokens": 64}).encode()
-    headers = {"x-api-key": "bench-key", "content-type": "application/json"}
-    for _ in range(50):  # warm-up: clients, caches, first-call imports
+    return time_invokes("bench-key", "Summarise our refund policy for a customer in two sentences.", REQUESTS)
+
+
+def time_invokes(api_key: str, prompt: str, requests: int, warmup: int = 50) -> list[float]:
+    """Seconds per POST /v1/invoke through the real handler (after `warmup` calls for clients and caches)."""
+    from chalicelib import api
+    from chalicelib.http import dispatch
+
+    body = json.dumps({"prompt": prompt, "max_tokens": 64}).encode()
+    headers = {"x-api-key": api_key, "content-type": "application/json"}
+    for _ in range(warmup):
         dispatch(headers, body, api.invoke)
     samples = []
-    for _ in range(REQUESTS):
+    for _ in range(requests):
         started = time.perf_counter()
         response = dispatch(headers, body, api.invoke)
         samples.append(time.perf_counter() - started)

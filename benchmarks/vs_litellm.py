@@ -30,34 +30,18 @@ def crossover(url: str) -> tuple[list[float], list[float]]:
     """(with the ledger in moto's DynamoDB, with the ledger in memory)."""
     from moto import mock_aws
 
-    from chalicelib import api
-    from chalicelib.http import dispatch
     from chalicelib.meter.ledger import Ledger
     from chalicelib.services import get_services, reset_services
     from devstack.bootstrap import bootstrap
-    from invoke_overhead import MemoryDynamo
+    from invoke_overhead import MemoryDynamo, time_invokes
 
     os.environ["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] = url
-    body = json.dumps({"prompt": PROMPT, "max_tokens": 64}).encode()
-    headers = {"x-api-key": "bench-key", "content-type": "application/json"}
-
-    def measure() -> list[float]:
-        samples = []
-        for _ in range(50):
-            dispatch(headers, body, api.invoke)
-        for _ in range(REQUESTS):
-            started = time.perf_counter()
-            response = dispatch(headers, body, api.invoke)
-            samples.append(time.perf_counter() - started)
-            assert response.status_code == 200, response.body
-        return samples
-
     with mock_aws(), open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
         reset_services()
         bootstrap({"bench-key": ("bench", ("invoke",))})
-        with_moto = measure()
+        with_moto = time_invokes("bench-key", PROMPT, REQUESTS)
         get_services().ledger = Ledger("ledger", "", 1, MemoryDynamo())
-        in_memory = measure()
+        in_memory = time_invokes("bench-key", PROMPT, REQUESTS)
     return with_moto, in_memory
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import aws, storage
+from .dynamo import from_item, to_item
 from .api_schemas import InvokeRequest
 from .auth import Tenant
 from .errors import CrossoverError, ModelTimeout, ModelUnavailable, PromptRejected, Throttled
@@ -47,18 +48,13 @@ class EventOutcomes:
         self._table = table
 
     def record(self, event_id: str, **fields: Any) -> None:
-        from boto3.dynamodb.types import TypeSerializer
-
-        serializer = TypeSerializer()
         item = {"event_id": event_id, "at": datetime.now(timezone.utc).isoformat(),
                 "expires_at": int((datetime.now(timezone.utc) + OUTCOME_TTL).timestamp()), **fields}
-        aws.client("dynamodb").put_item(TableName=self._table, Item={k: serializer.serialize(v) for k, v in item.items() if v is not None})
+        aws.client("dynamodb").put_item(TableName=self._table, Item=to_item(item))
 
     def get(self, event_id: str) -> dict[str, Any] | None:
-        from boto3.dynamodb.types import TypeDeserializer
-
         item = aws.client("dynamodb").get_item(TableName=self._table, Key={"event_id": {"S": event_id}}).get("Item")
-        return {k: TypeDeserializer().deserialize(v) for k, v in item.items()} if item else None
+        return from_item(item) if item else None
 
 
 def event_tenant(name: str) -> Tenant:

@@ -10,7 +10,7 @@ from typing import Any
 from .agent.loop import AgentLimits, AgentResult, run_agent
 from .api_schemas import InvokeRequest, InvokeResponse
 from .auth import Tenant
-from .errors import CrossoverError, ModelTimeout, ModelUnavailable, PromptTooLarge, Throttled, ValidationFailed
+from .errors import CrossoverError, ModelTimeout, ModelUnavailable, Throttled, ValidationFailed
 from .meter.ledger import LedgerEntry
 from .meter.catalog import TokenPrice
 from .meter.pricing import Usage, price_usage
@@ -20,10 +20,7 @@ from .services import Services
 
 
 def check_request(services: Services, request: InvokeRequest) -> None:
-    """Cheap checks before any expensive work."""
-    limit = services.settings.max_prompt_chars
-    if len(request.prompt) > limit:
-        raise PromptTooLarge(f"Prompt longer than {limit} characters.", {"max_chars": limit, "chars": len(request.prompt)})
+    """Cheap checks before any expensive work (the size limit is the tenant's policy, checked by screening)."""
     unknown = sorted(set(request.tools) - set(services.tools.names()))
     if unknown:
         raise ValidationFailed("Unknown tool(s) requested.", {"field": "tools", "unknown": unknown, "available": services.tools.names()})
@@ -46,7 +43,8 @@ def worst_case_cost(prompt: str, system: str | None, limits: AgentLimits, price:
 def route_for(services: Services, tenant: Tenant, workload: Workload, trace_id: str) -> RouteDecision:
     """Choose the backend and log why (every routing decision is audited)."""
     mode = services.screening.policies.routing_mode_for(tenant.tenant) or services.settings.routing_mode
-    available = "self_hosted" in services.backends if workload == "sync" else bool(services.settings.self_hosted_endpoint or workload == "job")
+    # Jobs always have the Batch GPU path; sync calls need a configured self-hosted endpoint.
+    available = workload == "job" or "self_hosted" in services.backends
     decision = choose_backend(mode, workload, services.recommendation() if mode == "auto" else None,
                               available, services.breakers["self_hosted"].allows())
     logger.info("routing.decision", extra={"trace_id": trace_id, "tenant": tenant.tenant, "workload": workload,

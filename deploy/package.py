@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from chalicelib.config import RESOURCE_ENV_VARS  # noqa: E402
+from devstack.chalice_stage import stage_environment  # noqa: E402
 
 FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "BatchJobFailed", "DailyCostReport")
 SQS_FUNCTIONS = {"JobSteps": "JobStepsQueue", "Requests": "RequestsQueue", "RequestsFifo": "RequestsFifoQueue", "ObjectEvents": "ObjectEventsQueue"}
@@ -89,12 +90,6 @@ def policies() -> dict[str, list[dict[str, Any]]]:
         "DailyCostReport": [table("AggregatesTable", "Query"), table("DecisionsTable", "Query", "PutItem"), KMS,
                             s3_objects("ReportsBucket", ["reports/"], "PutObject")],
     }
-
-
-def stage_environment(stage: str) -> dict[str, str]:
-    with open(os.path.join(ROOT, ".chalice", "config.json"), encoding="utf-8") as handle:
-        config = json.load(handle)
-    return {**config.get("environment_variables", {}), **config["stages"][stage].get("environment_variables", {})}
 
 
 def merge_template(stage: str) -> dict[str, Any]:

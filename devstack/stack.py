@@ -23,6 +23,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import IO
 
+from devstack.chalice_stage import stage_environment
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -86,14 +88,8 @@ class LocalStack:
             "PYTHONUNBUFFERED": "1",
         })
         env.pop("AWS_PROFILE", None)
-        env.update(self._stage_environment("local"))
+        env.update(stage_environment("local"))
         return env
-
-    @staticmethod
-    def _stage_environment(stage: str) -> dict[str, str]:
-        with open(os.path.join(ROOT, ".chalice", "config.json"), encoding="utf-8") as handle:
-            config = json.load(handle)
-        return {**config.get("environment_variables", {}), **config["stages"][stage].get("environment_variables", {})}
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(args, cwd=ROOT, env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -26,10 +26,7 @@ OTHER_KEY = "other-tenant-key"
 TENANTS = {DEV_KEY: ("dev", ("invoke",)), OPS_KEY: ("ops", ("invoke", "ops")), OTHER_KEY: ("other", ("invoke",))}
 
 
-def stage_environment(stage: str) -> dict[str, str]:
-    with open(os.path.join(ROOT, ".chalice", "config.json"), encoding="utf-8") as handle:
-        config = json.load(handle)
-    return {**config.get("environment_variables", {}), **config["stages"][stage].get("environment_variables", {})}
+from devstack.chalice_stage import stage_environment  # noqa: E402  (after the environment above)
 
 
 def _reset() -> None:

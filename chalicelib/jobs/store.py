@@ -2,36 +2,15 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from decimal import Decimal
 from typing import Any
 
 from .. import aws
+from ..dynamo import from_item, to_item, to_value
 from .models import TERMINAL
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-def _plain(value: Any) -> Any:
-    """DynamoDB numbers come back as Decimal; give callers ints and floats."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _dynamo(value: Any) -> Any:
-    if isinstance(value, float):
-        return Decimal(str(value))
-    if isinstance(value, dict):
-        return {k: _dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_dynamo(v) for v in value]
-    return value
 
 
 class JobStore:
@@ -44,12 +23,10 @@ class JobStore:
 
     def create(self, item: dict[str, Any]) -> bool:
         """Create the job; False if that job id exists already (an idempotent resubmission)."""
-        from boto3.dynamodb.types import TypeSerializer
         from botocore.exceptions import ClientError
 
-        serializer = TypeSerializer()
         try:
-            self._client().put_item(TableName=self._table, Item={k: serializer.serialize(_dynamo(v)) for k, v in item.items()},
+            self._client().put_item(TableName=self._table, Item=to_item(item),
                                     ConditionExpression="attribute_not_exists(job_id)")
         except ClientError as exc:
             if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
@@ -58,23 +35,16 @@ class JobStore:
         return True
 
     def get(self, job_id: str) -> dict[str, Any] | None:
-        from boto3.dynamodb.types import TypeDeserializer
-
         item = self._client().get_item(TableName=self._table, Key={"job_id": {"S": job_id}}, ConsistentRead=True).get("Item")
-        if not item:
-            return None
-        deserializer = TypeDeserializer()
-        return _plain({k: deserializer.deserialize(v) for k, v in item.items()})
+        return from_item(item) if item else None
 
     def update(self, job_id: str, fields: dict[str, Any], only_if_active: bool = True) -> bool:
         """Set fields; with only_if_active, a job already SUCCEEDED/FAILED/CANCELLED is left alone (False)."""
-        from boto3.dynamodb.types import TypeSerializer
         from botocore.exceptions import ClientError
 
-        serializer = TypeSerializer()
         fields = {**fields, "updated_at": now_iso()}
         names = {f"#f{i}": name for i, name in enumerate(fields)}
-        values = {f":v{i}": serializer.serialize(_dynamo(value)) for i, value in enumerate(fields.values())}
+        values = {f":v{i}": to_value(value) for i, value in enumerate(fields.values())}
         request: dict[str, Any] = {
             "TableName": self._table, "Key": {"job_id": {"S": job_id}},
             "UpdateExpression": "SET " + ", ".join(f"#f{i} = :v{i}" for i in range(len(fields))),

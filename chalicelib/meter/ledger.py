@@ -15,6 +15,7 @@ from typing import Any, Iterator
 from pydantic import BaseModel, ConfigDict
 
 from .. import aws
+from ..dynamo import from_item
 from .pricing import Usage
 
 DEFAULT_SHARDS = 8
@@ -131,9 +132,6 @@ class Ledger:
 
     def daily_aggregates(self, days: list[str]) -> Iterator[dict[str, Any]]:
         """Every aggregate row for the given days (all shards), as plain dicts with Decimals."""
-        from boto3.dynamodb.types import TypeDeserializer
-
-        deserializer = TypeDeserializer()
         paginator = self._client().get_paginator("query")
         for day in days:
             for shard in range(self._shards):
@@ -141,6 +139,6 @@ class Ledger:
                                            ExpressionAttributeValues={":pk": {"S": aggregate_key(day, shard)}})
                 for page in pages:
                     for item in page["Items"]:
-                        row = {key: deserializer.deserialize(value) for key, value in item.items()}
+                        row = from_item(item, plain=False)  # money stays Decimal
                         tenant, backend, model = row["sk"].split("#", 2)
                         yield {"day": day, "tenant": tenant, "backend": backend, "model": model, **row}

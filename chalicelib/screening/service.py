@@ -12,6 +12,7 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import aws
+from ..dynamo import from_item, to_item
 from ..errors import PromptRejected, PromptTooLarge
 from ..observability import logger, metrics
 from .core import ManagedCheck, Policy, Verdict, screen
@@ -53,14 +54,11 @@ class PolicyStore:
         self._lock = threading.Lock()
 
     def _load(self, key: str) -> TenantPolicy | None:
-        from boto3.dynamodb.types import TypeDeserializer
-
         item = (self._dynamodb or aws.client("dynamodb")).get_item(TableName=self._table, Key={"tenant": {"S": key}}).get("Item")
         if not item:
             return None
-        raw = {name: TypeDeserializer().deserialize(value) for name, value in item.items()}
         try:
-            return TenantPolicy.model_validate({k: (float(v) if hasattr(v, "as_tuple") else v) for k, v in raw.items()})
+            return TenantPolicy.model_validate(from_item(item))
         except ValidationError:
             # A broken policy item must not open the gate: keep the safe default and say so.
             logger.error("screening.policy_invalid", extra={"tenant": key})
@@ -90,11 +88,7 @@ class PolicyStore:
         return self._resolve(tenant)[2]
 
     def put(self, tenant: str, policy: TenantPolicy) -> None:
-        from boto3.dynamodb.types import TypeSerializer
-        from decimal import Decimal
-
-        values = {k: (Decimal(str(v)) if isinstance(v, float) else v) for k, v in policy.model_dump(exclude_none=True).items()}
-        item = {name: TypeSerializer().serialize(value) for name, value in {"tenant": tenant, **values}.items()}
+        item = to_item({"tenant": tenant, **policy.model_dump(exclude_none=True)})
         (self._dynamodb or aws.client("dynamodb")).put_item(TableName=self._table, Item=item)
         with self._lock:
             self._cache.clear()

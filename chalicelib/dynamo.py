@@ -1,0 +1,51 @@
+"""DynamoDB item <-> Python dict, in one place (boto3's type (de)serialisers, with the number rules we need)."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+
+def _to_decimal(value: Any) -> Any:
+    """DynamoDB takes Decimal, not float."""
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {k: _to_decimal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_decimal(v) for v in value]
+    return value
+
+
+def _to_plain(value: Any) -> Any:
+    """Decimals back to int or float, for records that leave through the API."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _to_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+def to_item(values: dict[str, Any]) -> dict[str, Any]:
+    """A plain dict as a DynamoDB item; None values are left out."""
+    from boto3.dynamodb.types import TypeSerializer
+
+    serializer = TypeSerializer()
+    return {k: serializer.serialize(_to_decimal(v)) for k, v in values.items() if v is not None}
+
+
+def from_item(item: dict[str, Any], plain: bool = True) -> dict[str, Any]:
+    """A DynamoDB item as a dict; numbers stay Decimal when plain=False (money sums)."""
+    from boto3.dynamodb.types import TypeDeserializer
+
+    deserializer = TypeDeserializer()
+    values = {k: deserializer.deserialize(v) for k, v in item.items()}
+    return _to_plain(values) if plain else values
+
+
+def to_value(value: Any) -> dict[str, Any]:
+    """One attribute value (for update expressions)."""
+    from boto3.dynamodb.types import TypeSerializer
+
+    return TypeSerializer().serialize(_to_decimal(value))

@@ -14,17 +14,17 @@ def _route(handler):  # type: ignore[no-untyped-def]
     return dispatch(request.headers, request.raw_body, handler, request.uri_params, request.query_params)
 
 
-@app.route("/v1/health", methods=["GET"])
+@app.route("/v1/health", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
 def health():  # type: ignore[no-untyped-def]
     return _route(api.health)
 
 
-@app.route("/v1/openapi.json", methods=["GET"])
+@app.route("/v1/openapi.json", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
 def openapi():  # type: ignore[no-untyped-def]
     return _route(api.openapi)
 
 
-@app.route("/v1/cost/report", methods=["GET"])
+@app.route("/v1/cost/report", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
 def cost_report():  # type: ignore[no-untyped-def]
     return _route(api.cost_report)
 
@@ -39,12 +39,12 @@ def submit_job():  # type: ignore[no-untyped-def]
     return _route(api.submit_job)
 
 
-@app.route("/v1/jobs/{job_id}", methods=["GET"])
+@app.route("/v1/jobs/{job_id}", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
 def get_job(job_id):  # type: ignore[no-untyped-def]
     return _route(api.get_job)
 
 
-@app.route("/v1/jobs/{job_id}", methods=["DELETE"])
+@app.route("/v1/jobs/{job_id}", methods=["DELETE"], content_types=ACCEPTED_CONTENT_TYPES)
 def cancel_job(job_id):  # type: ignore[no-untyped-def]
     return _route(api.cancel_job)
 
@@ -71,6 +71,12 @@ def object_events(event):  # type: ignore[no-untyped-def]
     return handlers.object_events(event.to_dict())
 
 
+# Ledger entries DynamoDB refused after a paid call (chalicelib/meter/spill.py), replayed idempotently.
+@app.on_sqs_message(queue=os.environ.get("METER_SPILL_QUEUE", "crossover-meter-spill"), batch_size=10, name="meter_spill")
+def meter_spill(event):  # type: ignore[no-untyped-def]
+    return handlers.meter_spill(event.to_dict())
+
+
 @app.on_cw_event({"source": ["aws.batch"], "detail-type": ["Batch Job State Change"], "detail": {"status": ["FAILED"]}},
                  name="batch_job_failed")
 def batch_job_failed(event):  # type: ignore[no-untyped-def]
@@ -80,3 +86,17 @@ def batch_job_failed(event):  # type: ignore[no-untyped-def]
 @app.route("/v1/invoke", methods=["POST"], content_types=ACCEPTED_CONTENT_TYPES)
 def invoke():  # type: ignore[no-untyped-def]
     return _route(api.invoke)
+
+
+# Any other method on a known path: our 405 body rather than Chalice's (API Gateway routes these here too).
+# Registered last, so it sees every route above.
+_ALLOWED = {path: sorted(methods) for path, methods in app.routes.items()}
+
+
+def method_not_allowed(**_uri_params):  # type: ignore[no-untyped-def]
+    allowed = _ALLOWED[app.current_request.context["resourcePath"]]
+    return _route(lambda request: api.method_not_allowed(request, app.current_request.method, allowed))
+
+
+for _path, _methods in _ALLOWED.items():
+    app.route(_path, methods=sorted(api.HTTP_METHODS - set(_methods)), content_types=ACCEPTED_CONTENT_TYPES)(method_not_allowed)

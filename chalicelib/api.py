@@ -10,6 +10,8 @@ from .openapi import openapi_document
 from .services import get_services
 
 MODEL_VERSION_HEADER = "X-Model-Version"
+# Methods a route can be asked for (OPTIONS stays with API Gateway / Chalice for CORS preflight).
+HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
 
 
 def authenticate(request: ApiRequest, role: str = "invoke") -> Tenant:
@@ -20,6 +22,13 @@ def authenticate(request: ApiRequest, role: str = "invoke") -> Tenant:
 
 def health(_: ApiRequest) -> ApiResponse:
     return ApiResponse({"status": "ok"})
+
+
+def method_not_allowed(_: ApiRequest, method: str, allowed: list[str]) -> ApiResponse:
+    from .errors import MethodNotAllowed
+
+    raise MethodNotAllowed(f"{method} is not supported here.", {"method": method, "allowed": allowed},
+                           headers={"Allow": ", ".join(allowed)})
 
 
 def openapi(_: ApiRequest) -> ApiResponse:

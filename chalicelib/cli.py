@@ -92,6 +92,20 @@ def dlq_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def meter_replay(args: argparse.Namespace) -> int:
+    from .meter.spill import entries_from_log
+    from .services import get_services
+
+    ledger = get_services().ledger
+    counts = {"written": 0, "duplicate": 0}
+    source = sys.stdin if args.log == "-" else open(args.log, encoding="utf-8")
+    with source:
+        for entry in entries_from_log(source):
+            counts["written" if ledger.record(entry) else "duplicate"] += 1
+    print(json.dumps(counts))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="crossover", description="Crossover operations.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -123,9 +137,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.add_argument("--progress", action="store_true", help="show read progress even when stderr is not a terminal")
     dlq = commands.add_parser("dlq", help="dead-letter queues: list what failed and why, redrive after a fix")
     dlq.add_argument("dlq_command", choices=["list", "redrive"])
-    dlq.add_argument("--queue", choices=["requests", "requests-fifo", "object-events", "job-steps"], help="default: all")
+    dlq.add_argument("--queue", choices=["requests", "requests-fifo", "object-events", "job-steps", "meter-spill"], help="default: all")
     dlq.add_argument("--limit", type=int, default=100)
+    meter = commands.add_parser("meter", help="the ledger's last-resort replay").add_subparsers(dest="meter_command", required=True)
+    replay = meter.add_parser("replay", help="write `meter.record_failed` entries from a JSON log export back into the ledger")
+    replay.add_argument("--log", required=True, help="log file (JSON lines, e.g. a CloudWatch Logs export); '-' for stdin")
     args = parser.parse_args(argv)
+    if args.command == "meter":
+        return meter_replay(args)
     if args.command == "dlq":
         return dlq_command(args)
     if args.command == "screen":

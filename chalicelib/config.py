@@ -27,6 +27,7 @@ RESOURCE_ENV_VARS: dict[str, str] = {
     "REQUESTS_FIFO_QUEUE": "RequestsFifoQueue",
     "OBJECT_EVENTS_QUEUE": "ObjectEventsQueue",
     "REPORTS_BUCKET": "ReportsBucket",
+    "METER_SPILL_QUEUE": "MeterSpillQueue",
 }
 
 
@@ -57,6 +58,7 @@ class Settings:
     requests_queue: str
     requests_fifo_queue: str
     object_events_queue: str
+    meter_spill_queue: str
     incoming_prefix: str
     job_steps_queue: str
     state_machine_arn: str
@@ -115,6 +117,7 @@ def get_settings() -> Settings:
         requests_queue=os.environ.get("REQUESTS_QUEUE", "crossover-requests"),
         requests_fifo_queue=os.environ.get("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo"),
         object_events_queue=os.environ.get("OBJECT_EVENTS_QUEUE", "crossover-object-events"),
+        meter_spill_queue=os.environ.get("METER_SPILL_QUEUE", "crossover-meter-spill"),
         incoming_prefix=os.environ.get("INCOMING_PREFIX", "incoming/"),
         job_steps_queue=os.environ.get("JOB_STEPS_QUEUE", "crossover-job-steps"),
         state_machine_arn=os.environ.get("STATE_MACHINE_ARN", ""),

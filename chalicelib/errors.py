@@ -54,6 +54,10 @@ class NotFound(CrossoverError):
     status, code = 404, "not_found"
 
 
+class MethodNotAllowed(CrossoverError):
+    status, code = 405, "method_not_allowed"
+
+
 class IdempotencyConflict(CrossoverError):
     """Same Idempotency-Key, different request body."""
 
@@ -74,3 +78,28 @@ class ModelUnavailable(CrossoverError):
 
 class ModelTimeout(CrossoverError):
     status, code = 504, "model_timeout"
+
+
+class ServiceUnavailable(CrossoverError):
+    """An AWS dependency (DynamoDB, S3, SQS, Step Functions) failed after the SDK's own retries."""
+
+    status, code = 503, "service_unavailable"
+
+
+def from_aws_failure(exc: BaseException) -> CrossoverError | None:
+    """A botocore failure that is the service's fault (5xx, throttling, connection) as a retryable 503;
+    None for anything else (a 4xx from AWS is our bug, not the caller's, and stays a 500)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    if isinstance(exc, ClientError):
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if status < 500 and "Throttl" not in code and code not in ("ProvisionedThroughputExceededException", "RequestLimitExceeded", "SlowDown"):
+            return None
+        service = exc.operation_name
+    elif isinstance(exc, BotoCoreError):
+        service, code = exc.__class__.__name__, "connection"
+    else:
+        return None
+    return ServiceUnavailable("A backing service is unavailable; retry later with the same Idempotency-Key.",
+                              {"operation": service, "reason": code}, headers={"Retry-After": "2"})

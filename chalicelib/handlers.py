@@ -84,6 +84,20 @@ def object_events(raw_event: dict[str, Any]) -> dict[str, Any]:
         metrics.flush_metrics()
 
 
+def meter_spill(raw_event: dict[str, Any]) -> dict[str, Any]:
+    """Spilled ledger entries back into the ledger; one DynamoDB still refuses stays on the queue alone."""
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+    from .meter.spill import replay
+
+    ledger = get_services().ledger
+    try:
+        return process_partial_response(event=raw_event, record_handler=_logged(lambda record: replay(ledger, record.body), "meter_spill"),
+                                        processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
+    finally:
+        metrics.flush_metrics()
+
+
 def requests(raw_event: dict[str, Any]) -> dict[str, Any]:
     """The standard request queue: records are independent; a poison one fails alone."""
     from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -130,4 +144,5 @@ def sqs_handlers() -> dict[str, Any]:
     """Queue name -> handler, for the local event pump (in AWS, the event source mappings)."""
     settings = get_services().settings
     return {settings.job_steps_queue: job_steps, settings.requests_queue: requests,
-            settings.requests_fifo_queue: requests_fifo, settings.object_events_queue: object_events}
+            settings.requests_fifo_queue: requests_fifo, settings.object_events_queue: object_events,
+            settings.meter_spill_queue: meter_spill}

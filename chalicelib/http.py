@@ -9,17 +9,14 @@ from typing import Any, Callable, Mapping, TypeVar
 from chalice import Response
 from pydantic import BaseModel, ValidationError
 
-from .errors import CrossoverError, ValidationFailed
+from .errors import CrossoverError, ValidationFailed, from_aws_failure
 from .observability import TRACE_HEADER, logger, metrics, trace_id_from
 
 M = TypeVar("M", bound=BaseModel)
 
-# Chalice rejects unlisted content types itself, with its own error body; we accept the usual
-# ones and answer non-JSON bodies with our error instead.
-ACCEPTED_CONTENT_TYPES = [
-    "application/json", "text/plain", "application/x-www-form-urlencoded",
-    "multipart/form-data", "application/octet-stream", "application/xml", "text/xml",
-]
+# Chalice rejects unlisted content types itself, with its own error body (even on GET routes, which
+# default to JSON only), so every route accepts any type and parse_body answers non-JSON with ours.
+ACCEPTED_CONTENT_TYPES = ["*/*"]
 MAX_BODY_BYTES = 1_000_000
 _MAX_JSON_DEPTH = 32
 
@@ -95,9 +92,10 @@ def dispatch(headers: Mapping[str, str], raw_body: bytes | None, handler: Callab
     except CrossoverError as exc:
         logger.info("request.rejected", extra={"trace_id": request.trace_id, "code": exc.code, "status": exc.status})
         result = ApiResponse(exc.to_body(), exc.status, exc.headers)
-    except Exception:  # the last line of defence: log with stack, answer without it
+    except Exception as exc:  # the last line of defence: log with stack, answer without it
         logger.exception("request.failed", extra={"trace_id": request.trace_id})
-        result = ApiResponse(
+        outage = from_aws_failure(exc)
+        result = ApiResponse(outage.to_body(), outage.status, outage.headers) if outage else ApiResponse(
             {"error": {"code": "internal_error", "message": "Internal error; quote the trace id when reporting it.", "details": {"trace_id": request.trace_id}}},
             500,
         )

@@ -139,16 +139,8 @@ def _record(services: Services, record_id: str, tenant: Tenant, model_id: str, b
         usage=usage, cost_usd=cost, catalog_version=services.catalog.version,
         trace_id=trace_id, created_at=datetime.now(timezone.utc),
     )
-    try:
-        return services.ledger.record(entry)
-    except Exception as exc:
-        # The model already answered and was paid for: don't fail the caller (a retry would pay again).
-        # The complete entry goes to the log, where it can be replayed into the ledger, and an alarm
-        # can watch MeterWriteFailures. botocore has already retried throttling by this point.
-        logger.error("meter.record_failed", extra={"trace_id": trace_id, "error": exc.__class__.__name__,
-                                                   "entry": entry.model_dump(mode="json")})
-        metrics.add_metric(name="MeterWriteFailures", unit="Count", value=1)
-        return False
+    # Never raises: the model already answered and was paid for (a retry would pay again).
+    return services.meter.record(entry) == "written"
 
 
 def _emit(tenant: Tenant, model_id: str, backend: str, trace_id: str, request_id: str, usage: Usage,

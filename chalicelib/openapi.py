@@ -7,6 +7,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from .api_schemas import ErrorBody, HealthResponse, InvokeRequest, InvokeResponse
+from .jobs.models import JobAccepted, JobRequest, JobView
 
 _REF = "#/components/schemas/{model}"
 
@@ -19,12 +20,31 @@ def _errors(*statuses: int) -> dict[str, Any]:
     return {str(status): _json("ErrorBody", "Error") for status in statuses}
 
 
+def _operation(operation_id: str, ok_status: int, ok_model: str, ok_text: str, errors: tuple[int, ...], *,
+               security: bool = True, body: str | None = None, parameters: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    operation: dict[str, Any] = {"operationId": operation_id, "security": [{"ApiKey": []}] if security else [],
+                                 "parameters": [TRACE_HEADER_PARAMETER, *(parameters or [])],
+                                 "responses": {str(ok_status): _json(ok_model, ok_text), **_errors(*errors)}}
+    if body:
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"$ref": _REF.format(model=body)}}}}
+    return operation
+
+
+TRACE_HEADER_PARAMETER = {"name": "X-Amzn-Trace-Id", "in": "header", "required": False, "schema": {"type": "string"}}
+IDEMPOTENCY_KEY = {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string", "maxLength": 255}}
+JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
+# Every authenticated operation can answer 401 (no or bad key), 403 (role), 503 (AWS dependency down).
+AUTHENTICATED = (401, 403, 503)
+
+
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
-    models = [(m, "validation") for m in (InvokeRequest,)] + [(m, "serialization") for m in (InvokeResponse, ErrorBody, HealthResponse)]
+    models = [(m, "validation") for m in (InvokeRequest, JobRequest)] + [
+        (m, "serialization") for m in (InvokeResponse, ErrorBody, HealthResponse, JobAccepted, JobView)]
     _, schemas = models_json_schema(models, ref_template=_REF)
-    api_key = [{"ApiKey": []}]
-    trace_header = {"name": "X-Amzn-Trace-Id", "in": "header", "required": False, "schema": {"type": "string"}}
+    schemas["$defs"]["CostReport"] = {"type": "object", "description": "Totals, projection, break-even and recommendation (see README)."}
+    schemas["$defs"]["OpenApiDocument"] = {"type": "object"}
+    days = {"name": "days", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 366, "default": 30}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Crossover API", "version": "1.0.0", "description": "Run LLM agents: screened, metered, traced."},
@@ -33,15 +53,19 @@ def openapi_document() -> dict[str, Any]:
             "securitySchemes": {"ApiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}},
         },
         "paths": {
-            "/v1/health": {"get": {"operationId": "health", "security": [], "responses": {"200": _json("HealthResponse", "Service is up")}}},
-            "/v1/invoke": {
-                "post": {
-                    "operationId": "invoke",
-                    "security": api_key,
-                    "parameters": [trace_header, {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string", "maxLength": 255}}],
-                    "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": _REF.format(model="InvokeRequest")}}}},
-                    "responses": {"200": _json("InvokeResponse", "The agent's answer"), **_errors(400, 401, 403, 409, 422, 429, 502, 504)},
-                }
+            "/v1/health": {"get": _operation("health", 200, "HealthResponse", "Service is up", (), security=False)},
+            "/v1/openapi.json": {"get": _operation("openapi", 200, "OpenApiDocument", "This document", (), security=False)},
+            "/v1/invoke": {"post": _operation("invoke", 200, "InvokeResponse", "The agent's answer",
+                                              (400, *AUTHENTICATED, 402, 409, 422, 429, 502, 504), body="InvokeRequest",
+                                              parameters=[IDEMPOTENCY_KEY])},
+            "/v1/jobs": {"post": _operation("submitJob", 202, "JobAccepted", "Job accepted (or the one this Idempotency-Key made)",
+                                            (400, *AUTHENTICATED, 404, 409, 422), body="JobRequest", parameters=[IDEMPOTENCY_KEY])},
+            "/v1/jobs/{job_id}": {
+                "get": _operation("getJob", 200, "JobView", "The job, with a short-lived result URL when it succeeded",
+                                  (*AUTHENTICATED, 404), parameters=[JOB_ID]),
+                "delete": _operation("cancelJob", 200, "JobView", "The job after cancellation", (*AUTHENTICATED, 404), parameters=[JOB_ID]),
             },
+            "/v1/cost/report": {"get": _operation("costReport", 200, "CostReport", "Cost report (ops role)", (400, *AUTHENTICATED),
+                                                  parameters=[days])},
         },
     }

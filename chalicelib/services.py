@@ -12,6 +12,7 @@ from .meter.catalog import PriceCatalog, load_catalog
 from .meter.budgets import Budgets
 from .meter.decisions import DecisionStore
 from .meter.ledger import Ledger
+from .meter.spill import MeterWriter
 from .models import ModelBackend
 from .models.bedrock import BedrockBackend
 from .models.self_hosted import SelfHostedBackend
@@ -25,6 +26,7 @@ class Services:
     settings: Settings
     tenants: TenantStore
     ledger: Ledger
+    meter: MeterWriter
     budgets: Budgets
     decisions: DecisionStore
     catalog: PriceCatalog
@@ -51,10 +53,12 @@ class Services:
 @lru_cache(maxsize=1)
 def get_services() -> Services:
     settings = get_settings()
+    ledger = Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards)
     return Services(
         settings=settings,
         tenants=TenantStore(settings.tenants_table, settings.tenant_cache_ttl_s),
-        ledger=Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards),
+        ledger=ledger,
+        meter=MeterWriter(ledger, settings.meter_spill_queue),
         budgets=Budgets(settings.budgets_table),
         decisions=DecisionStore(settings.decisions_table),
         catalog=load_catalog(settings.price_catalog_path),

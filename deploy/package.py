@@ -21,8 +21,9 @@ sys.path.insert(0, ROOT)
 from chalicelib.config import RESOURCE_ENV_VARS  # noqa: E402
 from devstack.chalice_stage import stage_environment  # noqa: E402
 
-FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "BatchJobFailed", "DailyCostReport")
-SQS_FUNCTIONS = {"JobSteps": "JobStepsQueue", "Requests": "RequestsQueue", "RequestsFifo": "RequestsFifoQueue", "ObjectEvents": "ObjectEventsQueue"}
+FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "MeterSpill", "BatchJobFailed", "DailyCostReport")
+SQS_FUNCTIONS = {"JobSteps": "JobStepsQueue", "Requests": "RequestsQueue", "RequestsFifo": "RequestsFifoQueue", "ObjectEvents": "ObjectEventsQueue",
+                 "MeterSpill": "MeterSpillQueue"}
 # Actions that IAM cannot scope to a resource (documented exceptions to "no * resources").
 UNSCOPABLE = {"comprehend:DetectPiiEntities", "states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat",
               "batch:DescribeJobs", "cloudwatch:PutMetricData"}
@@ -57,7 +58,9 @@ BEDROCK = statement(["bedrock:InvokeModel"], [sub("arn:${AWS::Partition}:bedrock
 GUARDRAIL = statement(["bedrock:ApplyGuardrail"], [sub("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:guardrail/*")])
 PII = statement(["comprehend:DetectPiiEntities"], ["*"])
 CALLBACKS = statement(["states:SendTaskSuccess", "states:SendTaskFailure"], ["*"])
-METER = [table("LedgerTable", "PutItem", "ConditionCheckItem"), table("AggregatesTable", "UpdateItem", "Query")]
+LEDGER = [table("LedgerTable", "PutItem", "ConditionCheckItem"), table("AggregatesTable", "UpdateItem", "Query")]
+# Metering functions may buffer a refused ledger write on the spill queue (chalicelib/meter/spill.py).
+METER = [*LEDGER, statement(["sqs:GetQueueUrl", "sqs:SendMessage"], [arn("MeterSpillQueue")])]
 SCREEN = [table("PoliciesTable", "GetItem", "PutItem"), PII, GUARDRAIL]
 INVOKE = [table("TenantsTable", "GetItem"), table("IdempotencyTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"),
           table("BudgetsTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"), table("DecisionsTable", "Query"), BEDROCK, KMS, *METER, *SCREEN]
@@ -86,6 +89,7 @@ def policies() -> dict[str, list[dict[str, Any]]]:
         "RequestsFifo": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsFifoQueue")],
         "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),
                          sqs_consumer("ObjectEventsQueue")],
+        "MeterSpill": [*LEDGER, sqs_consumer("MeterSpillQueue")],
         "BatchJobFailed": [table("JobsTable", "GetItem", "UpdateItem"), CALLBACKS],
         "DailyCostReport": [table("AggregatesTable", "Query"), table("DecisionsTable", "Query", "PutItem"), KMS,
                             s3_objects("ReportsBucket", ["reports/"], "PutObject")],
@@ -215,7 +219,7 @@ def add_alarms(resources: dict[str, Any], env: dict[str, str]) -> None:
     resources["Api5xxAlarm"] = alarm("API 5xx responses", "AWS/ApiGateway", "5XXError", api, "Sum", 5)
     resources["ApiLatencyP99Alarm"] = alarm("API p99 latency above 30 s", "AWS/ApiGateway", "Latency", api, "", 30000, extended="p99")
     resources["LambdaThrottlesAlarm"] = alarm("Lambda throttles", "AWS/Lambda", "Throttles", [], "Sum", 0)
-    for dlq in ("JobStepsDeadLetterQueue", "RequestsDeadLetterQueue", "RequestsFifoDeadLetterQueue", "ObjectEventsDeadLetterQueue"):
+    for dlq in [resource for resource in resources if resource.endswith("DeadLetterQueue")]:
         resources[dlq + "Alarm"] = alarm(f"{dlq} has messages", "AWS/SQS", "ApproximateNumberOfMessagesVisible",
                                          [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}], "Maximum", 0)
     service = [{"Name": "service", "Value": "crossover"}]

@@ -71,19 +71,22 @@ class LocalStack:
     ports: Ports = field(default_factory=Ports)
     log: IO[str] = sys.stdout
     processes: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
+    # An external Converse endpoint (the API fuzz run uses an instant fake): no bundled model, no bridge.
+    bedrock_endpoint: str = ""
+    with_events: bool = True
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env.update({
             "AWS_ENDPOINT_URL": f"http://127.0.0.1:{self.ports.aws}",
-            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": f"http://127.0.0.1:{self.ports.bedrock}",
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock_endpoint or f"http://127.0.0.1:{self.ports.bedrock}",
             "AWS_ACCESS_KEY_ID": env.get("AWS_ACCESS_KEY_ID", "local"),
             "AWS_SECRET_ACCESS_KEY": env.get("AWS_SECRET_ACCESS_KEY", "local"),
             "AWS_DEFAULT_REGION": env.get("AWS_DEFAULT_REGION", "us-east-1"),
             "AWS_REGION": env.get("AWS_REGION", env.get("AWS_DEFAULT_REGION", "us-east-1")),
             "MOTO_PORT": str(self.ports.aws),
             # The bundled model doubles as the self-hosted backend (what vLLM on Batch/GPU is in AWS).
-            "SELF_HOSTED_ENDPOINT": f"http://127.0.0.1:{self.ports.model}",
+            "SELF_HOSTED_ENDPOINT": "" if self.bedrock_endpoint else f"http://127.0.0.1:{self.ports.model}",
             "SELF_HOSTED_MODEL": "local.smollm2-135m-instruct",
             "PYTHONUNBUFFERED": "1",
         })
@@ -114,15 +117,17 @@ class LocalStack:
                                                       headers={"Content-Type": "application/json"}), timeout=10)
         self.say("bootstrapping tables and tenants")
         subprocess.run([python, "-m", "devstack.bootstrap"], cwd=ROOT, env=self.env(), check=True)
-        self.say(f"starting the bundled model (SmolLM2-135M) on 127.0.0.1:{self.ports.model}")
-        self._spawn("model", [python, "-m", "llama_cpp.server", "--model", bundled_model_path(), "--host", "127.0.0.1",
-                              "--port", str(self.ports.model), "--n_ctx", "4096"])
-        self._spawn("bedrock", [python, "-m", "devstack.converse_bridge", "--port", str(self.ports.bedrock),
-                                "--upstream", f"http://127.0.0.1:{self.ports.model}"])
-        wait_http(f"http://127.0.0.1:{self.ports.model}/v1/models", 120)
-        self._spawn("events", [python, "-m", "devstack.local_events"])
+        if not self.bedrock_endpoint:
+            self.say(f"starting the bundled model (SmolLM2-135M) on 127.0.0.1:{self.ports.model}")
+            self._spawn("model", [python, "-m", "llama_cpp.server", "--model", bundled_model_path(), "--host", "127.0.0.1",
+                                  "--port", str(self.ports.model), "--n_ctx", "4096"])
+            self._spawn("bedrock", [python, "-m", "devstack.converse_bridge", "--port", str(self.ports.bedrock),
+                                    "--upstream", f"http://127.0.0.1:{self.ports.model}"])
+            wait_http(f"http://127.0.0.1:{self.ports.model}/v1/models", 120)
+        if self.with_events:
+            self._spawn("events", [python, "-m", "devstack.local_events"])
         self.say(f"starting the API on http://127.0.0.1:{self.ports.api}")
-        self._spawn("api", [os.path.join(os.path.dirname(python), "chalice"), "local", "--host", "127.0.0.1", "--port", str(self.ports.api),
+        self._spawn("api", [python, "-m", "devstack.api_server", "local", "--host", "127.0.0.1", "--port", str(self.ports.api),
                             "--stage", "local", "--no-autoreload"])
         wait_http(f"http://127.0.0.1:{self.ports.api}/v1/health", 60)
 

@@ -76,6 +76,10 @@ class JobService:
         job_id = job_id_for(tenant.tenant, idempotency_key)
         existing = self.store.get(job_id)
         if existing:
+            if existing["status"] == "QUEUED" and not existing.get("execution_arn"):
+                # An earlier attempt stored the job, then failed to start its workflow (Step Functions
+                # unavailable): start it now. The execution is named after the job, so this is idempotent.
+                self._start_execution(job_id, existing["trace_id"], bool(existing.get("fallback", True)))
             return JobAccepted(job_id=job_id, status=existing["status"]).model_dump()
         input_key = storage.tenant_key("inputs", tenant.tenant, job_id, "input.jsonl")
         storage.put_text(settings.data_bucket, input_key, storage.jsonl([{"prompt": p} for p in prompts]), settings.kms_key_id, tenant.tenant)
@@ -311,7 +315,7 @@ class JobService:
 
     def _meter(self, job: dict[str, Any], record_id: str, model: str, backend: str, kind: str, usage: Usage,
                cost: Decimal | None, trace_id: str, gpu_seconds: Decimal | None = None) -> None:
-        self.services.ledger.record(LedgerEntry(
+        self.services.meter.record(LedgerEntry(
             request_id=record_id, tenant=job["tenant"], model=model, backend=backend, kind=kind, usage=usage, cost_usd=cost,
             catalog_version=self.services.catalog.version, trace_id=trace_id or job["trace_id"], gpu_seconds=gpu_seconds,
             created_at=datetime.now(timezone.utc),

@@ -12,7 +12,8 @@ import pytest
 from chalicelib.config import RESOURCE_ENV_VARS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "BatchJobFailed", "DailyCostReport")
+FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "MeterSpill", "BatchJobFailed", "DailyCostReport")
+METERING = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents")
 UNSCOPABLE = {"comprehend:DetectPiiEntities", "states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat",
               "batch:DescribeJobs"}
 # The state machine's log delivery and X-Ray actions take no resource ARNs (AWS documents "*").
@@ -28,6 +29,7 @@ REQUIRED = {
     "Requests": {"dynamodb:PutItem", "bedrock:InvokeModel", "states:StartExecution", "sqs:SendMessage", "sqs:DeleteMessage"},
     "RequestsFifo": {"dynamodb:PutItem", "bedrock:InvokeModel", "states:StartExecution", "sqs:SendMessage", "sqs:DeleteMessage"},
     "ObjectEvents": {"s3:GetObject", "dynamodb:PutItem", "states:StartExecution", "sqs:ReceiveMessage"},
+    "MeterSpill": {"dynamodb:PutItem", "dynamodb:UpdateItem", "sqs:ReceiveMessage", "sqs:DeleteMessage"},
     "BatchJobFailed": {"dynamodb:GetItem", "dynamodb:UpdateItem", "states:SendTaskFailure"},
     "DailyCostReport": {"dynamodb:Query", "dynamodb:PutItem", "s3:PutObject"},
 }
@@ -69,6 +71,16 @@ def test_every_function_has_its_own_role_covering_its_calls(template):
     # and no function can touch what it does not use
     report_actions = {a for s in statements(resources["DailyCostReportRole"]) for a in s["Action"]}
     assert not any(a.startswith(("bedrock:", "states:", "batch:", "sqs:")) for a in report_actions)
+    spill_actions = {a for s in statements(resources["MeterSpillRole"]) for a in s["Action"]}
+    assert not any(a.startswith(("bedrock:", "states:", "batch:", "s3:")) for a in spill_actions)
+
+
+def test_every_metering_function_can_buffer_on_the_spill_queue_and_only_there(template):
+    resources = template["Resources"]
+    for function in METERING:
+        sends = [s for s in statements(resources[f"{function}Role"]) if "sqs:SendMessage" in s["Action"]
+                 and s["Resource"] == [{"Fn::GetAtt": ["MeterSpillQueue", "Arn"]}]]
+        assert sends, function
 
 
 def test_state_machine_role_can_only_reach_its_queue(template):
@@ -89,7 +101,7 @@ def test_every_resource_the_code_reads_is_named_in_every_function(template):
 
 
 def test_sqs_functions_report_partial_batch_failures(template):
-    for function in ("JobSteps", "Requests", "RequestsFifo", "ObjectEvents"):
+    for function in ("JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "MeterSpill"):
         events = template["Resources"][function]["Properties"]["Events"]
         [source] = events.values()
         assert source["Type"] == "SQS" and source["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]

@@ -118,3 +118,32 @@ def test_routing_decisions_are_logged_with_reasons(client, self_hosted, captured
     post_json(client, "/v1/invoke", {"prompt": "hello"})
     decisions = [json.loads(line) for line in captured_logs.getvalue().splitlines() if "routing.decision" in line]
     assert decisions and decisions[0]["backend"] == "self_hosted" and decisions[0]["reason"] == "routing mode is self_hosted"
+
+
+def test_circuit_recovers_when_the_gpu_is_back_and_nothing_is_metered_twice(client, self_hosted):
+    """5xx storm on the self-hosted endpoint: the circuit opens, Bedrock serves (metered as Bedrock, once
+    per answer), a Bedrock 5xx then is a clean 502 with nothing metered; after the cool-down one trial
+    call reaches the recovered GPU and closes the circuit."""
+    from chalicelib.routing import CircuitBreaker
+    from chalicelib.services import get_services
+
+    now = [0.0]
+    breaker = get_services().breakers["self_hosted"] = CircuitBreaker(threshold=3, cooldown_s=30, clock=lambda: now[0])
+    set_mode("dev", "self_hosted")
+    self_hosted.fail = True
+    with stub_bedrock() as stub:
+        for _ in range(4):
+            stub.add_response("converse", converse_text("from Bedrock"))
+        stub.add_client_error("converse", service_error_code="InternalServerException", http_status_code=500)
+        answers = [post_json(client, "/v1/invoke", {"prompt": f"hello {i}"}) for i in range(5)]
+    assert [a.json_body.get("backend") for a in answers[:4]] == ["bedrock"] * 4 and breaker.is_open
+    assert answers[4].status_code == 502 and answers[4].json_body["error"]["code"] == "model_unavailable"
+    assert len(self_hosted.requests) == 3  # the open circuit kept the 4th and 5th calls off the failing GPU
+
+    self_hosted.fail = False
+    now[0] += 31  # past the cool-down: one trial call goes through
+    recovered = post_json(client, "/v1/invoke", {"prompt": "hello again"})
+    assert recovered.json_body["backend"] == "self_hosted" and not breaker.is_open
+    rows = ledger_items()
+    assert sorted(row["backend"]["S"] for row in rows) == ["bedrock"] * 4 + ["self_hosted"]
+    assert len({row["request_id"]["S"] for row in rows}) == 5

@@ -139,11 +139,43 @@ def merge_template(stage: str) -> dict[str, Any]:
                                                 "Resource": arn("ObjectEventsQueue"),
                                                 "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
                                                               "ArnLike": {"aws:SourceArn": sub(f"arn:${{AWS::Partition}}:s3:::{env['DATA_BUCKET']}-${{AWS::AccountId}}")}}}]}}}
+    resources["DataKey"]["Properties"]["KeyPolicy"] = key_policy(env)
+    # Per-object keys, so each object's own encryption context (tenant, object ARN) reaches KMS and the
+    # key policy's conditions; an S3 Bucket Key would put the bucket ARN there instead.
+    resources["DataBucket"]["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["BucketKeyEnabled"] = False
     add_workflow(resources, definition, env)
     add_batch(resources, env)
     add_alarms(resources, env)
     add_functions(resources, env)
     return template
+
+
+CRYPTO = ["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"]
+
+
+def key_policy(env: dict[str, str]) -> dict[str, Any]:
+    """The data key: the account administers it, but data operations happen only through S3 and only
+    under an encryption context that names a tenant (or, for objects written by tenants' own pipelines
+    and for ops reports, an object ARN in those areas). Which roles may use it is then IAM's job: the
+    worker's tenant data role, for one, only with its own tenant's context."""
+    via_s3 = {"kms:ViaService": sub("s3.${AWS::Region}.amazonaws.com"), "kms:CallerAccount": {"Ref": "AWS::AccountId"}}
+    account = {"AWS": sub("arn:${AWS::Partition}:iam::${AWS::AccountId}:root")}
+
+    def objects(bucket_variable: str, *patterns: str) -> list[Any]:
+        return [sub(f"arn:${{AWS::Partition}}:s3:::{env[bucket_variable]}-${{AWS::AccountId}}{pattern}") for pattern in patterns]
+
+    return {"Version": "2012-10-17", "Statement": [
+        {"Sid": "KeyAdministration", "Effect": "Allow", "Principal": account, "Resource": "*",
+         "Action": ["kms:Create*", "kms:Describe*", "kms:Enable*", "kms:List*", "kms:Put*", "kms:Update*", "kms:Revoke*",
+                    "kms:Disable*", "kms:Get*", "kms:Delete*", "kms:TagResource", "kms:UntagResource",
+                    "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:RotateKeyOnDemand"]},
+        {"Sid": "TenantDataThroughS3", "Effect": "Allow", "Principal": account, "Action": CRYPTO, "Resource": "*",
+         "Condition": {"StringEquals": via_s3, "Null": {"kms:EncryptionContext:tenant": "false"}}},
+        {"Sid": "TenantUploadsThroughS3", "Effect": "Allow", "Principal": account, "Action": CRYPTO, "Resource": "*",
+         "Condition": {"StringEquals": via_s3, "StringLike": {"kms:EncryptionContext:aws:s3:arn": objects("DATA_BUCKET", f"/{env['INCOMING_PREFIX'].strip('/')}/*")}}},
+        {"Sid": "OpsReportsThroughS3", "Effect": "Allow", "Principal": account, "Action": CRYPTO, "Resource": "*",
+         "Condition": {"StringEquals": via_s3, "StringLike": {"kms:EncryptionContext:aws:s3:arn": objects("REPORTS_BUCKET", "", "/*")}}},
+    ]}
 
 
 def add_workflow(resources: dict[str, Any], definition: str, env: dict[str, str]) -> None:
@@ -187,15 +219,34 @@ def add_batch(resources: dict[str, Any], env: dict[str, str]) -> None:
     resources["BatchInstanceRole"] = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust("ec2.amazonaws.com"),
         "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role")]}}
     resources["BatchInstanceProfile"] = {"Type": "AWS::IAM::InstanceProfile", "Properties": {"Roles": [{"Ref": "BatchInstanceRole"}]}}
+    # The job role reads no data itself: it can only take the tenant data role, tagged with the job's
+    # tenant (worker.tenant_s3_client); that role reaches the tenant's prefixes and key context only.
     resources["WorkerJobRole"] = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust("ecs-tasks.amazonaws.com"),
         "Policies": [{"PolicyName": "worker", "PolicyDocument": {"Version": "2012-10-17", "Statement": [
-            s3_objects("DataBucket", ["inputs/"], "GetObject"), s3_objects("DataBucket", ["results/"], "GetObject", "PutObject"), KMS,
             statement(["states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"], ["*"])]}}]}}
+    # A separate policy: the data role's trust names the job role, so the job role cannot name it back.
+    resources["WorkerAssumeTenantPolicy"] = {"Type": "AWS::IAM::Policy", "Properties": {
+        "PolicyName": "assume-tenant-data-role", "Roles": [{"Ref": "WorkerJobRole"}],
+        "PolicyDocument": {"Version": "2012-10-17", "Statement": [statement(["sts:AssumeRole", "sts:TagSession"], [arn("WorkerTenantDataRole")])]}}}
+    tenant = "${!aws:PrincipalTag/tenant}"  # an IAM policy variable, escaped for Fn::Sub
+    resources["WorkerTenantDataRole"] = {"Type": "AWS::IAM::Role", "Properties": {
+        "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"AWS": arn("WorkerJobRole")},  # only the worker's job role
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+            "Condition": {"StringLike": {"aws:RequestTag/tenant": "?*"},  # and only with a tenant tag
+                          "ForAllValues:StringEquals": {"aws:TagKeys": ["tenant"]}}}]},
+        "MaxSessionDuration": 3600,
+        "Policies": [{"PolicyName": "one-tenant", "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+            statement(["s3:GetObject"], [sub(f"${{DataBucket.Arn}}/inputs/{tenant}/*")]),
+            statement(["s3:GetObject", "s3:PutObject"], [sub(f"${{DataBucket.Arn}}/results/{tenant}/*")]),
+            {**KMS, "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+             "Condition": {"StringEquals": {"kms:EncryptionContext:tenant": "${aws:PrincipalTag/tenant}"}}}]}}]}}
     resources["WorkerJobDefinition"] = {"Type": "AWS::Batch::JobDefinition", "Properties": {
         "JobDefinitionName": env["BATCH_JOB_DEFINITION"], "Type": "container", "PlatformCapabilities": ["EC2"],
         "ContainerProperties": {"Image": {"Ref": "WorkerImage"}, "JobRoleArn": arn("WorkerJobRole"), "Command": ["python3", "-m", "worker"],
                                 "ResourceRequirements": [{"Type": "GPU", "Value": "1"}, {"Type": "VCPU", "Value": "4"}, {"Type": "MEMORY", "Value": "30000"}],
-                                "Environment": [{"Name": "KMS_KEY_ID", "Value": {"Ref": "DataKey"}}, {"Name": "GPU_COUNT", "Value": "1"}]},
+                                "Environment": [{"Name": "KMS_KEY_ID", "Value": {"Ref": "DataKey"}}, {"Name": "GPU_COUNT", "Value": "1"},
+                                                {"Name": "TENANT_ROLE_ARN", "Value": arn("WorkerTenantDataRole")}]},
         # Spot reclaims (Host EC2 terminated) are retried by Batch; the worker checkpoints on SIGTERM.
         "RetryStrategy": {"Attempts": 2, "EvaluateOnExit": [{"OnStatusReason": "Host EC2*", "Action": "RETRY"}, {"OnReason": "*", "Action": "EXIT"}]},
         "Timeout": {"AttemptDurationSeconds": int(env["JOB_GPU_TIMEOUT_SECONDS"])}}}

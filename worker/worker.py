@@ -63,6 +63,7 @@ class Config:
     gpu_count: int
     instance_type: str
     model_server_command: str
+    tenant_role_arn: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Config":
@@ -77,6 +78,7 @@ class Config:
             kms_key_id=env.get("KMS_KEY_ID", ""), gpu_count=int(env.get("GPU_COUNT", "1")),
             instance_type=env.get("INSTANCE_TYPE") or instance_type_from_metadata(),
             model_server_command=env.get("MODEL_SERVER_COMMAND", ""),
+            tenant_role_arn=env.get("TENANT_ROLE_ARN", ""),
         )
 
 
@@ -132,10 +134,36 @@ def complete(config: Config, prompt: str) -> dict[str, Any]:
             "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)}}
 
 
+def tenant_s3_client(config: Config, base: Any | None = None) -> Any:
+    """S3 as this job's tenant only.
+
+    The Batch job role itself can read no data: it may only assume the tenant data role with a session
+    tag `tenant=<tenant>`, and that role's policy reaches `inputs/${aws:PrincipalTag/tenant}/*` and
+    `results/${aws:PrincipalTag/tenant}/*` and the KMS key only with that tenant's encryption context
+    (deploy/package.py). A worker bug that builds another tenant's key is refused by IAM, not by our code.
+    Role chaining caps a session at one hour, so the credentials refresh themselves for long jobs.
+    Without TENANT_ROLE_ARN (the local stack) the default credentials are used.
+    """
+    if not config.tenant_role_arn:
+        return boto3.client("s3")
+    import botocore.session
+    from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
+
+    base = base or botocore.session.Session()
+    fetcher = AssumeRoleCredentialFetcher(
+        base.create_client, base.get_credentials(), config.tenant_role_arn,
+        extra_args={"RoleSessionName": f"{config.job_id}"[:64], "DurationSeconds": 3600,
+                    "Tags": [{"Key": "tenant", "Value": config.tenant}]})
+    tenant_session = botocore.session.Session()
+    # botocore has no public setter for refreshable credentials; this is how its own providers attach them.
+    tenant_session._credentials = DeferredRefreshableCredentials(method="assume-role", refresh_using=fetcher.fetch_credentials)
+    return boto3.session.Session(botocore_session=tenant_session).client("s3")
+
+
 class Worker:
     def __init__(self, config: Config, s3: Any | None = None, sfn: Any | None = None) -> None:
         self.config = config
-        self.s3 = s3 or boto3.client("s3")
+        self.s3 = s3 or tenant_s3_client(config)
         self.sfn = sfn or boto3.client("stepfunctions")
         self.log = Log(config.job_id, config.trace_id)
         self.stop = threading.Event()      # SIGTERM: checkpoint and fail as retryable

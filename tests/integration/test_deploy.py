@@ -45,13 +45,20 @@ def template(tmp_path_factory):
     return json.loads((out / "sam.json").read_text())
 
 
-def statements(role: dict) -> list[dict]:
-    return [s for policy in role["Properties"].get("Policies", []) for s in policy["PolicyDocument"]["Statement"]]
+def statements(resource: dict) -> list[dict]:
+    """The statements of a role's inline policies, or of a standalone AWS::IAM::Policy."""
+    if resource["Type"] == "AWS::IAM::Policy":
+        return resource["Properties"]["PolicyDocument"]["Statement"]
+    return [s for policy in resource["Properties"].get("Policies", []) for s in policy["PolicyDocument"]["Statement"]]
+
+
+def listed(value) -> list:
+    return value if isinstance(value, list) else [value]
 
 
 def test_no_wildcard_actions_and_star_resources_only_where_iam_has_no_resource_level(template):
     for name, resource in template["Resources"].items():
-        if resource["Type"] != "AWS::IAM::Role":
+        if resource["Type"] not in ("AWS::IAM::Role", "AWS::IAM::Policy"):
             continue
         for statement in statements(resource):
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
@@ -138,3 +145,45 @@ def test_batch_queue_prefers_spot_then_on_demand_with_gpu_jobs(template):
     assert resources["WorkerJobDefinition"]["Properties"]["RetryStrategy"]["Attempts"] == 2
     alarms = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
     assert {"Api5xxAlarm", "ApiLatencyP99Alarm", "LambdaThrottlesAlarm", "JobsStuckRunnableAlarm", "CostBurnAlarm"} <= alarms
+
+
+def test_the_batch_job_role_reaches_data_only_as_one_tenant(template):
+    resources = template["Resources"]
+    job_role = statements(resources["WorkerJobRole"])
+    assert not any(a.startswith(("s3:", "kms:")) for s in job_role for a in listed(s["Action"]))
+    [assume] = statements(resources["WorkerAssumeTenantPolicy"])
+    assert resources["WorkerAssumeTenantPolicy"]["Properties"]["Roles"] == [{"Ref": "WorkerJobRole"}]
+    assert set(assume["Action"]) == {"sts:AssumeRole", "sts:TagSession"} and assume["Resource"] == [{"Fn::GetAtt": ["WorkerTenantDataRole", "Arn"]}]
+
+    data_role = resources["WorkerTenantDataRole"]["Properties"]
+    [trust] = data_role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"AWS": {"Fn::GetAtt": ["WorkerJobRole", "Arn"]}}
+    assert trust["Condition"]["StringLike"] == {"aws:RequestTag/tenant": "?*"}
+    for statement in statements(resources["WorkerTenantDataRole"]):
+        actions = listed(statement["Action"])
+        if any(a.startswith("s3:") for a in actions):
+            for resource in statement["Resource"]:
+                assert "/${!aws:PrincipalTag/tenant}/*" in resource["Fn::Sub"], resource  # the tenant's prefix, nothing wider
+        else:
+            assert set(actions) <= {"kms:Decrypt", "kms:GenerateDataKey"}
+            assert statement["Condition"] == {"StringEquals": {"kms:EncryptionContext:tenant": "${aws:PrincipalTag/tenant}"}}
+    job_env = {e["Name"]: e["Value"] for e in resources["WorkerJobDefinition"]["Properties"]["ContainerProperties"]["Environment"]}
+    assert job_env["TENANT_ROLE_ARN"] == {"Fn::GetAtt": ["WorkerTenantDataRole", "Arn"]}
+
+
+def test_the_data_key_is_used_only_through_s3_under_a_tenant_or_area_context(template):
+    resources = template["Resources"]
+    policy = resources["DataKey"]["Properties"]["KeyPolicy"]["Statement"]
+    crypto = {"kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey", "kms:ReEncrypt*", "kms:*"}
+    for statement in policy:
+        actions = set(listed(statement["Action"]))
+        if statement["Sid"] == "KeyAdministration":
+            assert not actions & crypto and not any(a.startswith(("kms:Encrypt", "kms:Decrypt", "kms:Generate", "kms:ReEncrypt")) for a in actions)
+            continue
+        condition = statement["Condition"]
+        assert "kms:ViaService" in condition["StringEquals"], statement["Sid"]
+        names_tenant = condition.get("Null") == {"kms:EncryptionContext:tenant": "false"}
+        names_area = "kms:EncryptionContext:aws:s3:arn" in condition.get("StringLike", {})
+        assert names_tenant or names_area, statement["Sid"]
+    data_encryption = resources["DataBucket"]["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+    assert data_encryption["BucketKeyEnabled"] is False  # so each object's tenant context reaches KMS

@@ -51,7 +51,7 @@ def run(with_moto: bool) -> list[float]:
     services = get_services()
     services.backends["bedrock"] = InstantBedrock()
     if not with_moto:
-        services.ledger = Ledger(services.settings.ledger_table, "", 1, MemoryDynamo())
+        services.ledger = services.meter.ledger = Ledger(services.settings.ledger_table, "", 1, MemoryDynamo())
     return time_invokes("bench-key", "Summarise our refund policy for a customer in two sentences.", REQUESTS)
 
 

@@ -24,50 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from decimal import Decimal
 
-from common import ROOT  # noqa: F401  (sets sys.path)
+from common import ROOT, item_level_moto_transactions  # noqa: F401  (sets sys.path)
 
 CALLS = int(os.environ.get("BENCH_METER_CALLS", 10_000))
 THREADS = int(os.environ.get("BENCH_METER_THREADS", 32))
 THROTTLE = float(os.environ.get("BENCH_METER_THROTTLE", 0.05))
 PLAIN_MOTO = os.environ.get("BENCH_METER_PLAIN_MOTO") == "1"
-
-
-def serialise_moto_transactions() -> None:
-    import moto.dynamodb.models as models
-
-    original = models.DynamoDBBackend.transact_write_items
-    lock = threading.Lock()
-
-    class _NoTableCopy:
-        """Stands in for the `copy` module inside moto's transact_write_items: tables are not copied."""
-        @staticmethod
-        def deepcopy(value):  # noqa: ANN001, ANN205
-            return value
-
-    def transact_write_items(self, transact_items):  # noqa: ANN001, ANN202
-        with lock:
-            snapshot = []
-            for item in transact_items:
-                op_type, op = next(iter(item.items()))
-                table = self.get_table(op["TableName"])
-                attrs = op.get("Item") or op.get("Key")
-                key = {name: attrs[name] for name in (table.hash_key_attr, table.range_key_attr) if name}
-                current = self.get_item(op["TableName"], key)
-                snapshot.append((op["TableName"], key, current.to_json()["Attributes"] if current else None))
-            real_copy, models.copy = models.copy, _NoTableCopy
-            try:
-                return original(self, transact_items)
-            except Exception:
-                for table_name, key, attributes in snapshot:  # roll back exactly what this transaction touched
-                    if attributes is None:
-                        self.delete_item(table_name, key)
-                    else:
-                        self.put_item(table_name, attributes)
-                raise
-            finally:
-                models.copy = real_copy
-
-    models.DynamoDBBackend.transact_write_items = transact_write_items
 
 
 def throttle_some(client, share: float, counter: Counter) -> None:  # noqa: ANN001
@@ -128,7 +90,7 @@ def main() -> None:
                        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "MOTO_PORT": str(port), "AWS_MAX_ATTEMPTS": "2",
                        "POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_NAMESPACE": "CrossoverBench"})
     if not PLAIN_MOTO:
-        serialise_moto_transactions()
+        item_level_moto_transactions()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:

@@ -4,12 +4,14 @@ import os
 from chalice import Chalice
 
 from chalicelib import api, handlers
+from chalicelib.idempotency import use_lambda_context
 from chalicelib.http import ACCEPTED_CONTENT_TYPES, dispatch
 
 app = Chalice(app_name="crossover")
 
 
 def _route(handler):  # type: ignore[no-untyped-def]
+    use_lambda_context(app.lambda_context)
     request = app.current_request
     return dispatch(request.headers, request.raw_body, handler, request.uri_params, request.query_params)
 
@@ -56,11 +58,13 @@ def job_steps(event):  # type: ignore[no-untyped-def]
 
 @app.on_sqs_message(queue=os.environ.get("REQUESTS_QUEUE", "crossover-requests"), batch_size=10, name="requests")
 def requests(event):  # type: ignore[no-untyped-def]
+    use_lambda_context(event.context)
     return handlers.requests(event.to_dict())
 
 
 @app.on_sqs_message(queue=os.environ.get("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo"), batch_size=10, name="requests_fifo")
 def requests_fifo(event):  # type: ignore[no-untyped-def]
+    use_lambda_context(event.context)
     return handlers.requests_fifo(event.to_dict())
 
 
@@ -68,6 +72,7 @@ def requests_fifo(event):  # type: ignore[no-untyped-def]
 # Chalice's on_s3_event cannot be packaged as CloudFormation; through SQS we also get retries and a DLQ.
 @app.on_sqs_message(queue=os.environ.get("OBJECT_EVENTS_QUEUE", "crossover-object-events"), batch_size=10, name="object_events")
 def object_events(event):  # type: ignore[no-untyped-def]
+    use_lambda_context(event.context)
     return handlers.object_events(event.to_dict())
 
 

@@ -14,6 +14,15 @@ from .errors import IdempotencyConflict, IdempotencyInProgress, ValidationFailed
 
 IDEMPOTENCY_HEADER = "idempotency-key"
 _MAX_KEY_CHARS = 255
+_lambda_context: Any = None
+
+
+def use_lambda_context(context: Any) -> None:
+    """The current invocation's Lambda context. With it, an in-progress key expires when the function
+    would have timed out; without it, an invocation that dies mid-request would hold its key "in
+    progress" (409 to every retry) until the record's TTL."""
+    global _lambda_context
+    _lambda_context = context if callable(getattr(context, "get_remaining_time_in_millis", None)) else None
 
 
 def body_digest(body: Any) -> str:
@@ -21,7 +30,7 @@ def body_digest(body: Any) -> str:
 
 
 @lru_cache(maxsize=4)
-def _idempotent_runner(table_name: str, ttl_s: int) -> Callable[..., dict[str, Any]]:
+def _idempotent_runner(table_name: str, ttl_s: int) -> tuple[Callable[..., dict[str, Any]], Any]:
     # Built on first use, not at import: the persistence layer imports boto3 and creates a client.
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
 
@@ -37,7 +46,7 @@ def _idempotent_runner(table_name: str, ttl_s: int) -> Callable[..., dict[str, A
     def run(data: dict[str, Any], work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return work()
 
-    return run
+    return run, config
 
 
 def run_once(
@@ -59,8 +68,11 @@ def run_once(
     )
 
     data = {"key": f"{scope}#{key}", "payload": body_digest(payload)}
+    run, config = _idempotent_runner(table_name, ttl_s)
+    if _lambda_context is not None:
+        config.register_lambda_context(_lambda_context)
     try:
-        return _idempotent_runner(table_name, ttl_s)(data=data, work=work)
+        return run(data=data, work=work)
     except IdempotencyValidationError as exc:
         raise IdempotencyConflict(
             "This Idempotency-Key was already used with a different request body.", {"idempotency_key": key}

@@ -279,10 +279,24 @@ class Worker:
             self.log("worker.model_down", error=str(exc)[:200])
             self._answer(error=("Worker.ModelUnavailable", f"model server unreachable: {exc}"))
             return 1
+        except Exception as exc:  # S3 or another AWS call failing after botocore's retries: say so now
+            checkpointed = self._try_checkpoint()
+            self.log("worker.failed", error=exc.__class__.__name__, detail=str(exc)[:200], checkpointed=checkpointed)
+            # Transient: the workflow runs the job again (resuming from the checkpoint if it was written),
+            # then falls back to Bedrock; waiting for Batch's FAILED event would only be slower.
+            self._answer(error=("Worker.Transient", f"{exc.__class__.__name__}: {str(exc)[:500]}"))
+            return 1
         finally:
             self.stop.set()
             if server is not None:
                 server.terminate()
+
+    def _try_checkpoint(self) -> bool:
+        try:
+            self._put(self.config.checkpoint_key, self.progress.rows())
+            return True
+        except Exception:
+            return False
 
     def _process(self, prompts: list[str], pending: list[int]) -> None:
         with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="item") as pool:

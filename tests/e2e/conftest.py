@@ -4,7 +4,8 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
-from typing import Any, Iterator
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import boto3
 import pytest
@@ -18,20 +19,33 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@contextmanager
+def running_stack(name: str, check_log: Callable[[str], None] | None = None, **options: Any) -> Iterator[LocalStack]:
+    """A LocalStack on free ports, its output in a temporary log (shown if it fails to start)."""
+    log = tempfile.NamedTemporaryFile("w+", prefix=f"crossover-{name}-", suffix=".log", delete=False)
+    local = LocalStack(Ports(aws=free_port(), model=free_port(), bedrock=free_port(), api=free_port()), log=log, **options)
+    try:
+        try:
+            local.start()
+        except Exception:
+            local.stop()
+            log.seek(0)
+            pytest.fail(f"{name} stack did not start:\n" + log.read()[-4000:])
+        yield local
+        local.stop()
+        if check_log:
+            log.seek(0)
+            check_log(log.read())
+    finally:
+        local.stop()
+        log.close()
+        os.unlink(log.name)
+
+
 @pytest.fixture(scope="session")
 def stack() -> Iterator[LocalStack]:
-    log = tempfile.NamedTemporaryFile("w+", prefix="crossover-stack-", suffix=".log", delete=False)
-    local = LocalStack(Ports(aws=free_port(), model=free_port(), bedrock=free_port(), api=free_port()), log=log)
-    try:
-        local.start()
-    except Exception:
-        local.stop()
-        log.seek(0)
-        pytest.fail("local stack did not start:\n" + log.read()[-4000:])
-    yield local
-    local.stop()
-    log.close()
-    os.unlink(log.name)
+    with running_stack("stack") as local:
+        yield local
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any, Iterator
 
 import pytest
@@ -21,33 +20,23 @@ from schemathesis.checks import not_a_server_error
 
 from chalicelib.openapi import openapi_document
 from devstack.fake_bedrock import FakeBedrock
-from devstack.stack import LocalStack, Ports
-from tests.e2e.conftest import free_port
+from devstack.stack import LocalStack
+from tests.e2e.conftest import running_stack
 
 pytestmark = pytest.mark.e2e
 MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "25"))
 STATUSES: list[int] = []
 
 
+def no_stack_traces(log: str) -> None:
+    # Nothing the stack logged may be a crash the API turned into a 4xx or hid.
+    assert "Traceback" not in log, "the API logged a stack trace while fuzzed"
+
+
 @pytest.fixture(scope="module")
 def fuzz_stack() -> Iterator[LocalStack]:
-    log = tempfile.NamedTemporaryFile("w+", prefix="crossover-fuzz-", suffix=".log", delete=False)
-    with FakeBedrock() as bedrock:
-        local = LocalStack(Ports(aws=free_port(), model=free_port(), bedrock=free_port(), api=free_port()), log=log,
-                           bedrock_endpoint=bedrock.url, with_events=False)
-        try:
-            local.start()
-        except Exception:
-            local.stop()
-            log.seek(0)
-            pytest.fail("fuzz stack did not start:\n" + log.read()[-4000:])
+    with FakeBedrock() as bedrock, running_stack("fuzz", no_stack_traces, bedrock_endpoint=bedrock.url, with_events=False) as local:
         yield local
-        local.stop()
-    log.seek(0)
-    # Nothing the stack logged may be a crash the API turned into a 4xx or hid.
-    assert "Traceback" not in log.read(), "the API logged a stack trace while fuzzed"
-    log.close()
-    os.unlink(log.name)
 
 
 @pytest.fixture(scope="module")

@@ -55,3 +55,62 @@ def test_s3_upload_runs_a_job_and_the_result_appears(stack, stack_client):
         time.sleep(0.5)
     rows = [json.loads(line) for line in s3.get_object(Bucket=bucket, Key=result_key)["Body"].read().decode().splitlines()]
     assert [row["index"] for row in rows] == [0, 1] and all(row.get("output") for row in rows)
+
+
+def worker_processes(job_id: str) -> list[int]:
+    """PIDs of the local Batch runner's worker processes for this job (Linux /proc)."""
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read().split(b"\0")
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environment = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if b"worker" in command and f"JOB_ID={job_id}".encode() in environment:
+            found.append(int(entry))
+    return found
+
+
+def wait_for_status(api_url, job_id, deadline):
+    view = {}
+    while time.monotonic() < deadline:
+        view = requests.get(f"{api_url}/v1/jobs/{job_id}", timeout=10, headers={"x-api-key": "dev-key"}).json()
+        if view["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
+            return view
+        time.sleep(0.5)
+    return view
+
+
+def test_worker_killed_mid_job_falls_back_to_bedrock_with_every_item(api_url):
+    """kill -9 on the GPU worker (no checkpoint, no callback): Batch reports the job FAILED, the workflow
+    catches it at once (not at the heartbeat timeout) and the Bedrock fallback produces every item."""
+    import os
+    import signal
+
+    prompts = [f"Name an animal that starts with the letter {letter}." for letter in "ABCDEF"]
+    submitted = requests.post(f"{api_url}/v1/jobs", timeout=30, headers={"x-api-key": "dev-key"},
+                              json={"input": {"prompts": prompts}, "max_tokens": 48})
+    assert submitted.status_code == 202, submitted.text
+    job_id = submitted.json()["job_id"]
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not worker_processes(job_id):
+        time.sleep(0.2)
+    pids = worker_processes(job_id)
+    assert pids, "the local Batch runner never started the worker"
+    time.sleep(1.0)  # let it load and start generating
+    killed_at = time.monotonic()
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    view = wait_for_status(api_url, job_id, deadline)
+    assert view["status"] == "SUCCEEDED", view
+    assert view["backend"] == "bedrock" and view["items"] == len(prompts)
+    assert time.monotonic() - killed_at < 55  # well before the 60 s heartbeat timeout: the Batch FAILED event did it
+    rows = [json.loads(line) for line in requests.get(view["result_url"], timeout=10).text.splitlines()]
+    assert [row["index"] for row in rows] == list(range(len(prompts)))
+    assert all(row.get("output", "").strip() for row in rows), rows

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import converse_text, ledger_items, post_json
 from tests.fault_injection import THROTTLED, fault
 from tests.integration.test_events import sqs_event
+from tests.integration.test_jobs import jobs_aws, jobs_client, pump  # noqa: F401  (fixtures for the worker test)
 from tests.integration.test_meter import totals
 
 
@@ -137,3 +138,25 @@ def test_job_status_during_a_dynamodb_outage_is_a_503_not_a_500(few_retries, cli
     with fault(app_client("dynamodb"), "GetItem", *THROTTLED):
         status = client.http.get(f"/v1/jobs/{submitted.json_body['job_id']}", headers={"X-Api-Key": "dev-key"})
     assert status.status_code == 503 and json.loads(status.body)["error"]["code"] == "service_unavailable"
+
+
+def test_worker_result_write_failure_resumes_from_its_checkpoint(monkeypatch, jobs_client, pump):  # noqa: F811
+    """S3 refuses the worker's result (three attempts), the checkpoint gets through: the worker reports
+    Worker.Transient at once, the workflow runs the job again and the new worker recomputes nothing."""
+    from tests.integration.test_jobs import FakeOpenAI, drive, job_record, result_rows, submit, worker_for
+
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")
+    model = FakeOpenAI()
+    job_id = submit(jobs_client, ["one", "two", "three"])
+    drive(pump, lambda: (job_record(job_id) or {}).get("batch_job_id"))
+    first_batch_job = job_record(job_id)["batch_job_id"]
+    worker = worker_for(job_id, model.url)
+    with fault(worker.s3, "PutObject", 503, "SlowDown", times=3) as slow:
+        assert worker.run() == 1
+    assert slow.attempts == 4 and len(model.requests) == 3  # the result's 3 attempts, then the checkpoint
+    drive(pump, lambda: job_record(job_id)["batch_job_id"] != first_batch_job, timeout_s=15)
+    assert worker_for(job_id, model.url).run() == 0
+    assert len(model.requests) == 3  # resumed from the checkpoint: nothing computed twice
+    drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED")
+    assert [row["index"] for row in result_rows(job_record(job_id))] == [0, 1, 2]
+    model.server.shutdown()

@@ -162,6 +162,30 @@ def test_failed_call_does_not_poison_its_idempotency_key(client, bedrock):
     assert retry.status_code == 200 and retry.json_body["output"] == "second try"
 
 
+def test_an_in_progress_key_expires_with_the_invocation_not_the_ttl(client, monkeypatch):
+    """The Lambda context is registered, so a request that dies mid-flight frees its key when the
+    function would have timed out (not after IDEMPOTENCY_TTL_S of 409s)."""
+    import time
+
+    import boto3
+
+    from chalicelib import api
+    from chalicelib.services import get_services
+
+    seen = {}
+
+    def look_at_the_record(services, tenant, body, trace_id, request_id):
+        [item] = boto3.client("dynamodb").scan(TableName=get_services().settings.idempotency_table)["Items"]
+        seen.update(status=item["status"]["S"], expires_ms=int(item["in_progress_expiration"]["N"]))
+        return {"output": "ok", "model": "m"}
+
+    monkeypatch.setattr(api, "run_invoke", look_at_the_record)
+    now_ms = time.time() * 1000
+    assert post_json(client, "/v1/invoke", {"prompt": "hello"}, **{"Idempotency-Key": "k3"}).status_code == 200
+    assert seen["status"] == "INPROGRESS"
+    assert now_ms < seen["expires_ms"] < now_ms + 16 * 60 * 1000  # the invocation's remaining time, not the hour-long TTL
+
+
 @pytest.mark.parametrize(("body", "field"), [
     ({}, "prompt"),
     ({"prompt": ""}, "prompt"),

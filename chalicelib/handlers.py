@@ -32,15 +32,10 @@ def job_steps(raw_event: dict[str, Any]) -> dict[str, Any]:
     jobs = job_service(get_services())
 
     def handle(record: SQSRecord) -> None:
-        try:
-            jobs.run_step(StepMessage.model_validate_json(record.body))
-        except Exception:
-            # The record fails alone and is redelivered (then dead-lettered); say which and why, not what it held.
-            logger.exception("job_steps.record_failed", extra={"message_id": record.message_id})
-            raise
+        jobs.run_step(StepMessage.model_validate_json(record.body))
 
     try:
-        return process_partial_response(event=raw_event, record_handler=handle, processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
+        return process_partial_response(event=raw_event, record_handler=_logged(handle, "job_steps"), processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
     finally:
         metrics.flush_metrics()
 
@@ -130,9 +125,17 @@ def _requests(raw_event: dict[str, Any], processor: Any) -> dict[str, Any]:
 
 
 def _logged(handle: Any, queue: str) -> Any:
+    """The record fails alone and is redelivered (then dead-lettered): say which and why, not what it held."""
+    from pydantic import ValidationError
+
     def wrapper(record: Any) -> None:
         try:
             handle(record)
+        except ValidationError as exc:
+            # Its message quotes the offending input, which may be a prompt: log where and what kind only.
+            logger.error(f"{queue}.record_failed", extra={"message_id": record.message_id, "error": "ValidationError",
+                                                          "problems": [{"loc": list(e["loc"]), "type": e["type"]} for e in exc.errors()[:10]]})
+            raise
         except Exception:
             logger.exception(f"{queue}.record_failed", extra={"message_id": record.message_id})
             raise

@@ -78,7 +78,76 @@ def client(aws: None) -> Iterator[Any]:
         yield test_client
 
 
+# ---- the whole suite's logs, scanned at the end for prompts, API keys and presigned signatures ----
+SESSION_LOGS: list[Any] = []      # buffers: the app's in-process log, plus each local stack's API/events lines
+SENT_TEXTS: set[str] = set()      # prompts and system prompts the tests sent (the scan looks for each)
+FORBIDDEN = (DEV_KEY, OPS_KEY, OTHER_KEY, "X-Amz-Signature", "Signature=")
+_MIN_TEXT = 12                    # shorter texts ("hi", "one") would match innocent log words
+
+
+def record_sent(body: Any) -> None:
+    """Remember the prompt texts in a request body (invoke, job, or a queued request)."""
+    if isinstance(body, dict):
+        for name, value in body.items():
+            if name in ("prompt", "system", "prompts") or isinstance(value, (dict, list)):
+                record_sent(value)
+    elif isinstance(body, list):
+        for value in body:
+            record_sent(value)
+    elif isinstance(body, str) and len(body) >= _MIN_TEXT:
+        SENT_TEXTS.add(body)
+
+
+def record_stack_log(text: str) -> None:
+    """A local stack's log: only our processes (the API and the event side with its workers), not moto's
+    access log, which prints the presigned URLs the tests fetch."""
+    import io
+
+    ours = [line for line in text.splitlines() if line.startswith(("[    api]", "[ events]"))]
+    SESSION_LOGS.append(io.StringIO("\n".join(ours)))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _whole_run_log() -> Iterator[None]:
+    """Every line the app logs in this process, for the end-of-run scan. (Attached at the first test:
+    a Powertools logger created during pytest_configure writes nowhere.)"""
+    import io
+    import logging
+
+    from chalicelib.observability import logger
+
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logger.registered_formatter)
+    logger.addHandler(handler)
+    SESSION_LOGS.append(buffer)
+    yield
+    logger.removeHandler(handler)
+
+
+def log_leaks() -> list[str]:
+    text = "\n".join(buffer.getvalue() for buffer in SESSION_LOGS)
+    leaks = [f"{word!r}" for word in FORBIDDEN if word in text]
+    leaks += [f"prompt {sent[:40]!r}" for sent in sorted(SENT_TEXTS) if sent in text]
+    return leaks
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    if exitstatus not in (0, 1):
+        return  # interrupted or nothing collected: nothing to judge
+    leaks = log_leaks()
+    lines = sum(buffer.getvalue().count("\n") for buffer in SESSION_LOGS)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter:
+        reporter.write("\n")
+        reporter.write_line(f"log scan: {lines} log lines from the whole run, {len(SENT_TEXTS)} prompt texts, "
+                            f"{len(FORBIDDEN)} key/signature markers: {'LEAKS ' + ', '.join(leaks[:10]) if leaks else 'clean'}")
+    if leaks:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def post_json(client: Any, path: str, body: Any, key: str | None = DEV_KEY, **headers: str) -> Any:
+    record_sent(body)
     all_headers = {"Content-Type": "application/json", **headers}
     if key is not None:
         all_headers["x-api-key"] = key

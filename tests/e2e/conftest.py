@@ -11,6 +11,7 @@ import boto3
 import pytest
 
 from devstack.stack import LocalStack, Ports
+from tests.conftest import record_sent, record_stack_log
 
 
 def free_port() -> int:
@@ -38,8 +39,18 @@ def running_stack(name: str, check_log: Callable[[str], None] | None = None, **o
             check_log(log.read())
     finally:
         local.stop()
+        log.seek(0)
+        record_stack_log(log.read())  # scanned with the rest of the suite's logs (tests/conftest.py)
         log.close()
         os.unlink(log.name)
+
+
+def post(url: str, body: dict[str, Any], **kwargs: Any) -> Any:
+    """requests.post with a JSON body, remembered for the end-of-run log scan."""
+    import requests
+
+    record_sent(body)
+    return requests.post(url, json=body, **kwargs)
 
 
 @pytest.fixture(scope="session")

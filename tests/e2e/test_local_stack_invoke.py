@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 import requests
 
+from tests.e2e.conftest import post
+
 pytestmark = pytest.mark.e2e
 
 
@@ -14,9 +16,8 @@ def test_health_over_http(api_url):
 
 def test_invoke_answers_from_the_bundled_model_and_meters_it(api_url, stack, stack_client):
     trace = "Root=1-00000001-aaaaaaaaaaaaaaaaaaaaaaaa"
-    response = requests.post(f"{api_url}/v1/invoke", timeout=120,
-                             headers={"x-api-key": "dev-key", "X-Amzn-Trace-Id": trace},
-                             json={"prompt": "Name one planet of the solar system.", "max_tokens": 32})
+    response = post(f"{api_url}/v1/invoke", {"prompt": "Name one planet of the solar system.", "max_tokens": 32}, timeout=120,
+                    headers={"x-api-key": "dev-key", "X-Amzn-Trace-Id": trace})
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["output"].strip(), body
@@ -29,5 +30,5 @@ def test_invoke_answers_from_the_bundled_model_and_meters_it(api_url, stack, sta
 
 
 def test_bad_key_over_http_gets_the_stable_error(api_url):
-    response = requests.post(f"{api_url}/v1/invoke", timeout=10, headers={"x-api-key": "nope"}, json={"prompt": "hi"})
+    response = post(f"{api_url}/v1/invoke", {"prompt": "hi"}, timeout=10, headers={"x-api-key": "nope"})
     assert response.status_code == 401 and response.json()["error"]["code"] == "unauthenticated"

@@ -7,14 +7,16 @@ import time
 import pytest
 import requests
 
+from tests.e2e.conftest import post
+
 pytestmark = pytest.mark.e2e
 
 
 def test_job_runs_to_succeeded_and_results_match_inputs(api_url):
     prompts = ["Say hello.", "Name a colour.", "Name a fruit."]
     trace = "Root=1-00000002-bbbbbbbbbbbbbbbbbbbbbbbb"
-    submitted = requests.post(f"{api_url}/v1/jobs", timeout=30, headers={"x-api-key": "dev-key", "X-Amzn-Trace-Id": trace},
-                              json={"input": {"prompts": prompts}, "max_tokens": 16})
+    submitted = post(f"{api_url}/v1/jobs", {"input": {"prompts": prompts}, "max_tokens": 16}, timeout=30,
+                     headers={"x-api-key": "dev-key", "X-Amzn-Trace-Id": trace})
     assert submitted.status_code == 202, submitted.text
     job_id = submitted.json()["job_id"]
     deadline = time.monotonic() + 240
@@ -94,8 +96,7 @@ def test_worker_killed_mid_job_falls_back_to_bedrock_with_every_item(api_url):
     import signal
 
     prompts = [f"Name an animal that starts with the letter {letter}." for letter in "ABCDEF"]
-    submitted = requests.post(f"{api_url}/v1/jobs", timeout=30, headers={"x-api-key": "dev-key"},
-                              json={"input": {"prompts": prompts}, "max_tokens": 48})
+    submitted = post(f"{api_url}/v1/jobs", {"input": {"prompts": prompts}, "max_tokens": 48}, timeout=30, headers={"x-api-key": "dev-key"})
     assert submitted.status_code == 202, submitted.text
     job_id = submitted.json()["job_id"]
     deadline = time.monotonic() + 240

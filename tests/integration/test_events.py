@@ -8,7 +8,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from tests.conftest import converse_text, ledger_items
+from tests.conftest import converse_text, ledger_items, record_sent
 from tests.integration.test_jobs import job_record  # noqa: F401  (fixtures below reuse the jobs environment)
 from tests.integration.test_jobs import jobs_aws  # noqa: F401
 
@@ -37,6 +37,7 @@ def request(tenant, prompt, reply_to=None, kind="invoke"):
     body = {"type": kind, "tenant": tenant, "request": {"prompt": prompt} if kind == "invoke" else {"input": {"prompts": [prompt]}}}
     if reply_to:
         body["reply_to"] = reply_to
+    record_sent(body)
     return json.dumps(body)
 
 
@@ -121,6 +122,18 @@ def test_sqs_batch_with_two_poison_messages_fails_only_those(services):
     replies = boto3.client("sqs").receive_message(QueueUrl=reply, MaxNumberOfMessages=10)["Messages"]
     assert len(replies) >= 8 and all(json.loads(m["Body"])["status"] == "done" for m in replies)
     assert "validation error" in event_outcome(services, "sqs-poison-2")["error"]
+
+
+def test_a_poison_message_is_logged_by_where_and_why_never_by_its_content(services, captured_logs):
+    from chalicelib import handlers
+
+    secret = "my card is 4111 1111 1111 1111, keep it SECRET"
+    poison = json.dumps({"type": "invoke", "tenant": "dev", "request": secret})  # request must be an object
+    response = handlers.requests(sqs_event([("poison-3", poison)]))
+    assert response["batchItemFailures"] == [{"itemIdentifier": "poison-3"}]
+    [line] = [json.loads(entry) for entry in captured_logs.getvalue().splitlines() if "requests.record_failed" in entry]
+    assert line["error"] == "ValidationError" and line["problems"][0]["loc"] == ["request"]
+    assert "4111" not in captured_logs.getvalue() and "SECRET" not in captured_logs.getvalue()
 
 
 def test_poison_messages_reach_the_dlq_with_their_error_and_redrive_moves_them_back(services):

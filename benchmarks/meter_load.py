@@ -32,26 +32,6 @@ THROTTLE = float(os.environ.get("BENCH_METER_THROTTLE", 0.05))
 PLAIN_MOTO = os.environ.get("BENCH_METER_PLAIN_MOTO") == "1"
 
 
-def throttle_some(client, share: float, counter: Counter) -> None:  # noqa: ANN001
-    """Answer `share` of TransactWriteItems attempts with throttling, before they reach moto."""
-    import random
-
-    from botocore.awsrequest import AWSResponse
-
-    class Raw:
-        def stream(self, **_):  # noqa: ANN001, ANN202
-            yield b'{"__type": "ProvisionedThroughputExceededException", "message": "injected"}'
-
-    def maybe_throttle(request, **_):  # noqa: ANN001, ANN202
-        if random.random() >= share:
-            return None
-        counter["throttled attempts"] += 1
-        request.url = "https://fault-injected.invalid/"  # keep moto from executing it too
-        return AWSResponse(request.url, 400, {"x-amzn-RequestId": "injected"}, Raw())
-
-    client.meta.events.register_first("before-send.dynamodb.TransactWriteItems", maybe_throttle)
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -96,6 +76,7 @@ def main() -> None:
     try:
         from chalicelib.meter.ledger import Ledger, LedgerEntry
         from chalicelib.meter.spill import MeterWriter
+        from devstack.faults import THROTTLED, inject
         from chalicelib.meter.pricing import Usage
         from chalicelib.services import get_settings
         from devstack.bootstrap import bootstrap
@@ -104,14 +85,14 @@ def main() -> None:
         settings = get_settings()
         local = threading.local()
         outcomes: Counter[str] = Counter()
-        faults: Counter[str] = Counter()
+        faults: list = []
         errors: Counter[str] = Counter()
         now = datetime.now(timezone.utc)
 
         def write(index: int) -> None:
             if not hasattr(local, "meter"):
                 client = boto3.client("dynamodb", config=Config(max_pool_connections=4))
-                throttle_some(client, THROTTLE, faults)
+                faults.append(inject(client, "TransactWriteItems", *THROTTLED, share=THROTTLE))
                 local.meter = MeterWriter(Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards, client),
                                           settings.meter_spill_queue, boto3.client("sqs"))
             entry = LedgerEntry(request_id=f"load-{index}", tenant=f"t{index % 7}", model="anthropic.claude-3-sonnet-20240229-v1:0",
@@ -136,7 +117,7 @@ def main() -> None:
         expected_tokens = sum(100 + i % 13 for i in range(CALLS))
         print(f"meter under load: {CALLS} calls, {THREADS} threads, moto server{' (unmodified)' if PLAIN_MOTO else ' (transactions serialised, item-level rollback)'}: "
               f"{CALLS / elapsed:.0f} calls/s ({elapsed:.1f} s)")
-        print(f"  injected: {faults['throttled attempts']} throttled TransactWriteItems attempts ({THROTTLE:.0%} of attempts), AWS_MAX_ATTEMPTS=2")
+        print(f"  injected: {sum(f.injected for f in faults)} throttled TransactWriteItems attempts ({THROTTLE:.0%} of attempts), AWS_MAX_ATTEMPTS=2")
         print(f"  outcomes: {dict(outcomes)}; raised: {sum(errors.values())}; spilled entries replayed by the meter_spill handler: {replayed}")
         for error, count in errors.most_common(3):
             print(f"  raised x{count}: {error}")

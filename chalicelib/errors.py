@@ -89,7 +89,7 @@ class ServiceUnavailable(CrossoverError):
 def from_aws_failure(exc: BaseException) -> CrossoverError | None:
     """A botocore failure that is the service's fault (5xx, throttling, connection) as a retryable 503;
     None for anything else (a 4xx from AWS is our bug, not the caller's, and stays a 500)."""
-    from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.exceptions import ClientError, ConnectionError as AwsConnectionError, HTTPClientError
 
     if isinstance(exc, ClientError):
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
@@ -97,7 +97,7 @@ def from_aws_failure(exc: BaseException) -> CrossoverError | None:
         if status < 500 and "Throttl" not in code and code not in ("ProvisionedThroughputExceededException", "RequestLimitExceeded", "SlowDown"):
             return None
         service = exc.operation_name
-    elif isinstance(exc, BotoCoreError):
+    elif isinstance(exc, (AwsConnectionError, HTTPClientError)):  # not every BotoCoreError: a bad parameter is our bug
         service, code = exc.__class__.__name__, "connection"
     else:
         return None

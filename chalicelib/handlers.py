@@ -21,23 +21,25 @@ def daily_cost_report() -> dict[str, Any]:
         metrics.flush_metrics()
 
 
+def _partial_batch(raw_event: dict[str, Any], queue: str, handle: Any, processor: Any = None) -> dict[str, Any]:
+    """Run `handle` on each SQS record with Powertools' partial batch response: a failing record fails
+    alone (logged by `_logged`), the rest are acknowledged. Standard queues unless a processor is given."""
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+    processor = processor or BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    try:
+        return process_partial_response(event=raw_event, record_handler=_logged(handle, queue), processor=processor)
+    finally:
+        metrics.flush_metrics()
+
+
 def job_steps(raw_event: dict[str, Any]) -> dict[str, Any]:
     """SQS job-steps queue: each record is one workflow step; a failing record fails alone (partial batch)."""
-    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-
     from .jobs.models import StepMessage
     from .jobs.service import job_service
 
     jobs = job_service(get_services())
-
-    def handle(record: SQSRecord) -> None:
-        jobs.run_step(StepMessage.model_validate_json(record.body))
-
-    try:
-        return process_partial_response(event=raw_event, record_handler=_logged(handle, "job_steps"), processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
-    finally:
-        metrics.flush_metrics()
+    return _partial_batch(raw_event, "job_steps", lambda record: jobs.run_step(StepMessage.model_validate_json(record.body)))
 
 
 def batch_job_failed(detail: dict[str, Any]) -> str:
@@ -58,7 +60,6 @@ def _trace_id(record: Any) -> str:
 
 def object_events(raw_event: dict[str, Any]) -> dict[str, Any]:
     """S3 ObjectCreated notifications delivered through the object-events queue."""
-    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
     from urllib.parse import unquote_plus
 
     from .events import EventProcessor
@@ -72,32 +73,20 @@ def object_events(raw_event: dict[str, Any]) -> dict[str, Any]:
             processor.object_created(s3_record["s3"]["bucket"]["name"], unquote_plus(obj["key"]), obj.get("versionId"),
                                      obj.get("eTag"), _trace_id(record))
 
-    try:
-        return process_partial_response(event=raw_event, record_handler=_logged(handle, "object_events"),
-                                        processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
-    finally:
-        metrics.flush_metrics()
+    return _partial_batch(raw_event, "object_events", handle)
 
 
 def meter_spill(raw_event: dict[str, Any]) -> dict[str, Any]:
     """Spilled ledger entries back into the ledger; one DynamoDB still refuses stays on the queue alone."""
-    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-
     from .meter.spill import replay
 
     ledger = get_services().ledger
-    try:
-        return process_partial_response(event=raw_event, record_handler=_logged(lambda record: replay(ledger, record.body), "meter_spill"),
-                                        processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
-    finally:
-        metrics.flush_metrics()
+    return _partial_batch(raw_event, "meter_spill", lambda record: replay(ledger, record.body))
 
 
 def requests(raw_event: dict[str, Any]) -> dict[str, Any]:
     """The standard request queue: records are independent; a poison one fails alone."""
-    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-
-    return _requests(raw_event, BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False))
+    return _requests(raw_event)
 
 
 def requests_fifo(raw_event: dict[str, Any]) -> dict[str, Any]:
@@ -108,9 +97,7 @@ def requests_fifo(raw_event: dict[str, Any]) -> dict[str, Any]:
     return _requests(raw_event, SqsFifoPartialProcessor(skip_group_on_error=True))
 
 
-def _requests(raw_event: dict[str, Any], processor: Any) -> dict[str, Any]:
-    from aws_lambda_powertools.utilities.batch import process_partial_response
-
+def _requests(raw_event: dict[str, Any], processor: Any = None) -> dict[str, Any]:
     from .events import EventProcessor
 
     events = EventProcessor(get_services())
@@ -118,10 +105,7 @@ def _requests(raw_event: dict[str, Any], processor: Any) -> dict[str, Any]:
     def handle(record: Any) -> None:
         events.request_message(record.body, record.message_id, record.attributes.message_deduplication_id, _trace_id(record))
 
-    try:
-        return process_partial_response(event=raw_event, record_handler=_logged(handle, "requests"), processor=processor)
-    finally:
-        metrics.flush_metrics()
+    return _partial_batch(raw_event, "requests", handle, processor)
 
 
 def _logged(handle: Any, queue: str) -> Any:

@@ -275,7 +275,7 @@ class Worker:
             self.log("worker.succeeded", **{k: v for k, v in report.items() if k != "result_uri"})
             return 0
         except ModelDown as exc:
-            self._put(config.checkpoint_key, self.progress.rows())
+            self._try_checkpoint()
             self.log("worker.model_down", error=str(exc)[:200])
             self._answer(error=("Worker.ModelUnavailable", f"model server unreachable: {exc}"))
             return 1

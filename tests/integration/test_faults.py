@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from tests.conftest import converse_text, ledger_items, post_json
-from tests.fault_injection import THROTTLED, fault
+from devstack.faults import THROTTLED, fault
 from tests.integration.test_events import sqs_event
 from tests.integration.test_jobs import jobs_aws, jobs_client, pump  # noqa: F401  (fixtures for the worker test)
 from tests.integration.test_meter import totals

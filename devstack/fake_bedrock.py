@@ -29,7 +29,10 @@ def error_answer(status: int, error_type: str, message: str = "scripted error") 
 
 
 class FakeBedrock:
-    """Serve scripted Converse answers in order, then a default text answer."""
+    """Serve scripted Converse answers in order, then a default text answer.
+
+    A script step is an answer dict, an `error_answer` tuple, or a callable that takes the request
+    body and returns either (called outside the lock, so it may block to hold a request open)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.script: deque[Any] = deque()
@@ -48,6 +51,8 @@ class FakeBedrock:
                 with fake._lock:
                     fake.requests.append({"path": self.path, "body": body})
                     step = fake.script.popleft() if fake.script else text_answer()
+                if callable(step):  # a scripted step that decides (or waits) when the request arrives
+                    step = step(body)
                 if match is None:
                     step = error_answer(404, "ResourceNotFoundException", "unknown path")
                 if isinstance(step, tuple):

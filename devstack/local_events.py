@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import warnings
 
 from devstack.batch_runner import LocalBatchRunner
 from devstack.event_pump import EventPump
@@ -16,6 +17,9 @@ def main() -> None:
     from chalicelib import handlers
     from chalicelib.config import get_settings
 
+    # Powertools warns on every handler run that published no metric (a poll that found nothing):
+    # noise on the console of a long-running local process; in Lambda each invocation is its own run.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
     settings = get_settings()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -16,11 +16,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import aws, storage
+from . import aws, safe_json, storage
 from .dynamo import from_item, to_item
 from .api_schemas import InvokeRequest
 from .auth import Tenant
-from .errors import CrossoverError, ModelTimeout, ModelUnavailable, PromptRejected, Throttled
+from .errors import CrossoverError, ModelTimeout, ModelUnavailable, PromptRejected, Throttled, ValidationFailed
 from .idempotency import run_once, stable_request_id
 from .jobs.models import JobInput, JobRequest
 from .observability import logger, metrics
@@ -41,6 +41,31 @@ class RequestMessage(BaseModel):
     tenant: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     request: dict[str, Any]
     reply_to: str | None = Field(default=None, description="SQS queue URL for the reply; default: an S3 object")
+
+
+class S3Bucket(BaseModel):
+    name: str = Field(min_length=1)
+
+
+class S3Object(BaseModel):
+    key: str = Field(min_length=1)
+    versionId: str | None = None
+    eTag: str | None = None
+
+
+class S3Entity(BaseModel):
+    bucket: S3Bucket
+    object: S3Object
+
+
+class S3Record(BaseModel):
+    s3: S3Entity
+
+
+class S3Notification(BaseModel):
+    """The part of an S3 event notification we read (other fields ignored); s3:TestEvent has no Records."""
+
+    Records: list[S3Record] = Field(default_factory=list)
 
 
 class EventOutcomes:
@@ -110,13 +135,29 @@ class EventProcessor:
         tenant = event_tenant(tenant_name)
         return self._run(event_id, source, tenant, kind, text, trace_id, scope=f"s3#{tenant_name}")
 
+    def s3_notification(self, body: str, message_id: str, trace_id: str) -> list[str]:
+        """An S3 notification delivered through SQS; raises for a poison body (recorded, then dead-lettered)."""
+        from urllib.parse import unquote_plus
+
+        try:
+            notification = S3Notification.model_validate(safe_json.loads_object(body, "Notification"))
+        except (ValidationFailed, ValidationError) as exc:
+            error = exc.message if isinstance(exc, ValidationFailed) else f"{exc.error_count()} validation error(s) in the S3 notification"
+            self.outcomes.record("sqs-" + message_id, source="s3-notification", status="failed", reason="invalid_notification", error=error)
+            raise
+        return [self.object_created(record.s3.bucket.name, unquote_plus(record.s3.object.key), record.s3.object.versionId,
+                                    record.s3.object.eTag, trace_id) for record in notification.Records]
+
     # ---------- SQS ----------
 
     def request_message(self, body: str, message_id: str, dedup_id: str | None, trace_id: str) -> str:
         """Process one request; raises for poison messages (they fail alone, then go to the DLQ)."""
         event_id = "sqs-" + (dedup_id or message_id)
         try:
-            message = RequestMessage.model_validate_json(body)
+            message = RequestMessage.model_validate(safe_json.loads_object(body, "Message"))
+        except ValidationFailed as exc:
+            self.outcomes.record(event_id, source="sqs", status="failed", reason="invalid_message", error=exc.message)
+            raise
         except ValidationError as exc:
             self.outcomes.record(event_id, source="sqs", status="failed", reason="invalid_message",
                                  error=f"{exc.error_count()} validation error(s): " + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]))
@@ -145,7 +186,7 @@ class EventProcessor:
                     return {"status": "accepted", "job_id": accepted["job_id"]}
                 from .invoke import invoke
 
-                request = InvokeRequest.model_validate_json(text)
+                request = InvokeRequest.model_validate(safe_json.loads_object(text, "Object"))
                 answer = invoke(self.services, tenant, request, trace_id, stable_request_id(scope, event_id))
                 return {"status": "done", "answer": answer}
             except PromptRejected as exc:
@@ -160,7 +201,7 @@ class EventProcessor:
         outcome = run_once(settings.idempotency_table, settings.idempotency_ttl_s, scope, event_id, {"source": source, "body": text}, work)
         status_doc = {"event_id": event_id, "source": source, "kind": kind, "trace_id": trace_id, **outcome}
         self.outcomes.record(event_id, source=source, tenant=tenant.tenant, status=outcome["status"], reason=outcome.get("reason"),
-                             job_id=outcome.get("job_id"))
+                             error=outcome.get("error"), job_id=outcome.get("job_id"))
         self._reply(tenant.tenant, event_id, status_doc, reply_to)
         logger.info("event.processed", extra={"trace_id": trace_id, "tenant": tenant.tenant, "event_id": event_id, "kind": kind,
                                               "status": outcome["status"], "reason": outcome.get("reason")})

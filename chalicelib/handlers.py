@@ -1,7 +1,6 @@
 """Event handlers (schedules, queues, buckets): app.py wires them, they call the services."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .observability import logger, metrics
@@ -60,20 +59,10 @@ def _trace_id(record: Any) -> str:
 
 def object_events(raw_event: dict[str, Any]) -> dict[str, Any]:
     """S3 ObjectCreated notifications delivered through the object-events queue."""
-    from urllib.parse import unquote_plus
-
     from .events import EventProcessor
 
     processor = EventProcessor(get_services())
-
-    def handle(record: Any) -> None:
-        body = json.loads(record.body)
-        for s3_record in body.get("Records", []):  # s3:TestEvent has none
-            obj = s3_record["s3"]["object"]
-            processor.object_created(s3_record["s3"]["bucket"]["name"], unquote_plus(obj["key"]), obj.get("versionId"),
-                                     obj.get("eTag"), _trace_id(record))
-
-    return _partial_batch(raw_event, "object_events", handle)
+    return _partial_batch(raw_event, "object_events", lambda record: processor.s3_notification(record.body, record.message_id, _trace_id(record)))
 
 
 def meter_spill(raw_event: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +101,8 @@ def _logged(handle: Any, queue: str) -> Any:
     """The record fails alone and is redelivered (then dead-lettered): say which and why, not what it held."""
     from pydantic import ValidationError
 
+    from .errors import CrossoverError
+
     def wrapper(record: Any) -> None:
         try:
             handle(record)
@@ -119,6 +110,9 @@ def _logged(handle: Any, queue: str) -> Any:
             # Its message quotes the offending input, which may be a prompt: log where and what kind only.
             logger.error(f"{queue}.record_failed", extra={"message_id": record.message_id, "error": "ValidationError",
                                                           "problems": [{"loc": list(e["loc"]), "type": e["type"]} for e in exc.errors()[:10]]})
+            raise
+        except CrossoverError as exc:  # ours: the message names the problem, never the content
+            logger.error(f"{queue}.record_failed", extra={"message_id": record.message_id, "error": exc.code, "reason": exc.message})
             raise
         except Exception:
             logger.exception(f"{queue}.record_failed", extra={"message_id": record.message_id})

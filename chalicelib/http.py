@@ -1,7 +1,6 @@
 """HTTP edge: body parsing, the stable error format, trace ids. The only place errors become responses."""
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
@@ -9,6 +8,7 @@ from typing import Any, Callable, Mapping, TypeVar
 from chalice import Response
 from pydantic import BaseModel, ValidationError
 
+from . import safe_json
 from .errors import CrossoverError, ValidationFailed, from_aws_failure
 from .observability import TRACE_HEADER, logger, metrics, trace_id_from
 
@@ -18,7 +18,6 @@ M = TypeVar("M", bound=BaseModel)
 # default to JSON only), so every route accepts any type and parse_body answers non-JSON with ours.
 ACCEPTED_CONTENT_TYPES = ["*/*"]
 MAX_BODY_BYTES = 1_000_000
-_MAX_JSON_DEPTH = 32
 
 
 @dataclass
@@ -46,18 +45,9 @@ def parse_body(request: ApiRequest, model: type[M]) -> M:
         raise ValidationFailed("Send the body as JSON with Content-Type: application/json.", {"content_type": content_type})
     if len(request.raw_body) > MAX_BODY_BYTES:
         raise ValidationFailed(f"Body larger than {MAX_BODY_BYTES} bytes.", {"max_bytes": MAX_BODY_BYTES})
-    try:
-        text = request.raw_body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValidationFailed("Body is not valid UTF-8.", {"position": exc.start}) from exc
-    if _nesting_depth(text) > _MAX_JSON_DEPTH:
-        raise ValidationFailed(f"JSON nested deeper than {_MAX_JSON_DEPTH} levels.", None)
-    try:
-        data = json.loads(text) if text.strip() else None
-    except json.JSONDecodeError as exc:
-        raise ValidationFailed(f"Body is not valid JSON: {exc.msg}.", {"line": exc.lineno, "column": exc.colno}) from exc
-    if not isinstance(data, dict):
+    if not request.raw_body.strip():
         raise ValidationFailed("Body must be a JSON object.", None)
+    data = safe_json.loads_object(request.raw_body)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -67,18 +57,6 @@ def parse_body(request: ApiRequest, model: type[M]) -> M:
 def validation_details(exc: ValidationError) -> list[dict[str, Any]]:
     # Without `input`: it may echo the prompt back into logs or caches.
     return [{"field": ".".join(str(part) for part in err["loc"]), "message": err["msg"], "type": err["type"]} for err in exc.errors()]
-
-
-def _nesting_depth(text: str) -> int:
-    """Cheap upper bound of JSON nesting (brackets inside strings count too, which only errs strict)."""
-    depth = deepest = 0
-    for char in text:
-        if char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
 
 
 def dispatch(headers: Mapping[str, str], raw_body: bytes | None, handler: Callable[[ApiRequest], ApiResponse],

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .. import aws, storage
+from .. import aws, safe_json, storage
 from ..agent.loop import AgentLimits, run_agent
 from ..auth import Tenant
 from ..errors import CrossoverError, NotFound, Throttled, ValidationFailed
@@ -43,9 +43,12 @@ def read_prompts(text: str) -> list[str]:
         if not line.strip():
             continue
         try:
-            prompt = json.loads(line)["prompt"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValidationFailed(f"input line {number} is not a JSON object with a 'prompt'.", {"line": number}) from exc
+            record = safe_json.loads(line, f"input line {number}")
+        except ValidationFailed as exc:
+            raise ValidationFailed(f"{exc.message[:-1]}; each line must be a JSON object with a 'prompt'.", {"line": number}) from exc
+        if not isinstance(record, dict) or "prompt" not in record:
+            raise ValidationFailed(f"input line {number} is not a JSON object with a 'prompt'.", {"line": number})
+        prompt = record["prompt"]
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValidationFailed(f"input line {number}: 'prompt' must be a non-empty string.", {"line": number})
         prompts.append(prompt)

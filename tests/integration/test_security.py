@@ -39,7 +39,16 @@ def test_s3_keys_cannot_escape_the_tenant_prefix(segments):
     (b'{"prompt": "hi", "tools": [' + b'"calculator",' * 40 + b'"clock"]}', 400, "validation_error"),  # too many tools
     (b'{"prompt": null}', 400, "validation_error"),
     (b'{"prompt": "hi"} trailing', 400, "validation_error"),
-    ('{"prompt": "\\ud800"}'.encode(), 400, None),                              # lone surrogate: rejected or screened, never a 500
+    ('{"prompt": "\\ud800"}'.encode(), 400, "validation_error"),                # lone surrogate: not encodable as UTF-8
+    (b'{"prompt": "hi", "max_tokens": 1' + b"0" * 5000 + b"}", 400, "validation_error"),  # past Python's int digit limit
+    (b'{"prompt": "hi", "max_tokens": NaN}', 400, "validation_error"),
+    (b'{"prompt": "hi", "max_tokens": -Infinity}', 400, "validation_error"),
+    (b'{"prompt": "hi", "max_tokens": 1e400}', 400, "validation_error"),        # overflows to inf
+    ('{"prompt": "hi"}'.encode("utf-16"), 400, "validation_error"),            # UTF-16 with its BOM
+    (b'{"prompt": "\xff\xfe"}', 400, "validation_error"),                       # invalid UTF-8
+    (b"\xef\xbb\xbf" + b'{"prompt": null}', 400, "validation_error"),          # UTF-8 BOM is ignored; then the field is wrong
+    (b"[" * 100_000 + b"]" * 100_000, 400, "validation_error"),                 # nesting past the recursion limit
+    (b'{"prompt": "hi", "system": ' + b"[" * 40 + b"]" * 40 + b"}", 400, "validation_error"),
 ])
 def test_bad_input_catalogue_gets_4xx_with_the_stable_body(client, body, status, code):
     response = client.http.post("/v1/invoke", headers={"Content-Type": "application/json", "x-api-key": DEV_KEY}, body=body)
@@ -48,6 +57,14 @@ def test_bad_input_catalogue_gets_4xx_with_the_stable_body(client, body, status,
     assert set(error) == {"code", "message", "details"}
     if code:
         assert response.status_code == status and error["code"] == code
+
+
+@pytest.mark.parametrize("route", ["/v1/invoke", "/v1/jobs"])
+def test_a_number_past_pythons_digit_limit_is_a_400_on_every_json_route(client, route):
+    body = b'{"prompt": "hi", "max_tokens": 1' + b"0" * 5000 + b"}"
+    response = client.http.post(route, headers={"Content-Type": "application/json", "x-api-key": DEV_KEY}, body=body)
+    assert response.status_code == 400 and response.json_body["error"]["code"] == "validation_error"
+    assert "too many digits" in response.json_body["error"]["message"]
 
 
 def test_logs_never_carry_prompts_keys_or_presigned_signatures(client, bedrock, captured_logs):

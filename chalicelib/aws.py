@@ -14,10 +14,24 @@ if TYPE_CHECKING:
 
 _lock = threading.Lock()
 _clients: dict[tuple[str, Any], Any] = {}
+_session: Any = None
+
+
+def session() -> Any:
+    """The process's one boto3 Session. Every client comes from it: a new Session re-reads botocore's
+    endpoint and service data (tens of ms each on a cold start), and one credential chain is resolved once."""
+    global _session
+    if _session is None:
+        with _lock:
+            if _session is None:
+                import boto3
+
+                _session = boto3.session.Session()
+    return _session
 
 
 def client(service: str, config: "Config | None" = None) -> Any:
-    """A cached boto3 client. Pass `config` for per-service retry/timeouts.
+    """A cached boto3 client from the shared session. Pass `config` for per-service retry/timeouts.
 
     boto3 is imported here, on first use, not at module import: it costs ~150 ms (s3transfer),
     and routes such as /v1/health never need it.
@@ -26,17 +40,18 @@ def client(service: str, config: "Config | None" = None) -> Any:
     found = _clients.get(key)
     if found is not None:
         return found
-    with _lock:
+    shared = session()
+    with _lock:  # creating clients from one Session is not thread-safe
         found = _clients.get(key)
         if found is None:
-            import boto3
-
-            found = boto3.session.Session().client(service, config=config)
+            found = shared.client(service, config=config)
             _clients[key] = found
         return found
 
 
 def reset_clients() -> None:
-    """Forget cached clients (tests switch endpoints and credentials between cases)."""
+    """Forget cached clients and the session (tests switch endpoints and credentials between cases)."""
+    global _session
     with _lock:
         _clients.clear()
+        _session = None

@@ -31,10 +31,13 @@ def body_digest(body: Any) -> str:
 
 @lru_cache(maxsize=4)
 def _idempotent_runner(table_name: str, ttl_s: int) -> tuple[Callable[..., dict[str, Any]], Any]:
-    # Built on first use, not at import: the persistence layer imports boto3 and creates a client.
+    # Built on first use, not at import: the persistence layer imports boto3.
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
 
-    persistence = DynamoDBPersistenceLayer(table_name=table_name)
+    from . import aws
+
+    # Our client (the shared session's), not one Powertools would build from a session of its own.
+    persistence = DynamoDBPersistenceLayer(table_name=table_name, boto3_client=aws.client("dynamodb"))
     config = IdempotencyConfig(
         event_key_jmespath="key",
         payload_validation_jmespath="payload",

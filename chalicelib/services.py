@@ -100,9 +100,11 @@ def build_screening(settings: Settings) -> ScreeningService:
 def reset_services() -> None:
     """Forget built services and settings (tests change the environment between cases)."""
     from . import aws
+    from .idempotency import _idempotent_runner
     from .meter.catalog import load_catalog as _load
 
     get_services.cache_clear()
+    _idempotent_runner.cache_clear()  # its persistence layer holds a client of the session reset below
     get_settings.cache_clear()
     _load.cache_clear()
     aws.reset_clients()

@@ -4,8 +4,8 @@ Lambda's code directories (/var/task, /opt) are read-only, so without .pyc in th
 compiles every module it imports and throws the result away (benchmarks/cold_start_zip.py measures
 it). We compile each .py in the function and layer zips with the runtime's interpreter, as
 unchecked-hash .pyc (PEP 552): the interpreter loads them without stat-ing or hashing the source, which
-is right for code that cannot change after deployment. Sources stay in the zip for tracebacks, whose
-paths (`dfile`) are where Lambda extracts the zip.
+is right for code that cannot change after deployment. Sources stay in the zip for tracebacks;
+`dfile` is where Lambda extracts each file.
 """
 from __future__ import annotations
 

@@ -44,5 +44,5 @@ def test_every_module_in_the_zip_has_unchecked_hash_bytecode(packaged, artefact,
             pyc = archive.read(importlib.util.cache_from_source(name))
             assert pyc[:4] == importlib.util.MAGIC_NUMBER, name
             assert int.from_bytes(pyc[4:8], "little") == UNCHECKED_HASH, name
-            # tracebacks name the file where Lambda puts it
+            # compiled for the path Lambda extracts it to (import fixes co_filename to the real path anyway)
             assert marshal.loads(pyc[16:]).co_filename == f"{lambda_root}/{name}", name

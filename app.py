@@ -93,6 +93,11 @@ def invoke():  # type: ignore[no-untyped-def]
     return _route(api.invoke)
 
 
+@app.route("/v1/uploads", methods=["POST"], content_types=ACCEPTED_CONTENT_TYPES)
+def create_upload():  # type: ignore[no-untyped-def]
+    return _route(api.create_upload)
+
+
 # Any other method on a known path: our 405 body rather than Chalice's (API Gateway routes these here too).
 # Registered last, so it sees every route above.
 _ALLOWED = {path: sorted(methods) for path, methods in app.routes.items()}

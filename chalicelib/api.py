@@ -94,3 +94,19 @@ def cancel_job(request: ApiRequest) -> ApiResponse:
 
     tenant = authenticate(request)
     return ApiResponse(job_service(get_services()).cancel(tenant, request.path_params.get("job_id", "")))
+
+
+def create_upload(request: ApiRequest) -> ApiResponse:
+    """POST /v1/uploads: a presigned POST for one object under the caller's own incoming prefix."""
+    from .api_schemas import UploadRequest
+    from .uploads import create_upload as presign
+
+    services = get_services()
+    tenant = authenticate(request)
+    body = parse_body(request, UploadRequest)
+    settings = services.settings
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    form = run_once(settings.idempotency_table, settings.idempotency_ttl_s, f"uploads#{tenant.tenant}", key, body.model_dump(mode="json"),
+                    lambda: presign(settings.data_bucket, settings.incoming_prefix, tenant.tenant, body, settings.presign_ttl_s,
+                                    settings.kms_key_id))
+    return ApiResponse(form, 201)

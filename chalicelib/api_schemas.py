@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$"
+MAX_OBJECT_BYTES = 50_000_000  # the largest uploaded object an S3 trigger reads
 
 
 class InvokeRequest(BaseModel):
@@ -58,3 +59,25 @@ class ErrorBody(BaseModel):
 
 class HealthResponse(BaseModel):
     status: Literal["ok"]
+
+
+class UploadRequest(BaseModel):
+    """POST /v1/uploads: what the tenant wants to upload. The server picks the key."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"example": {"filename": "prompts.jsonl", "kind": "job"}})
+
+    filename: str = Field(min_length=1, max_length=255, description="Kept (sanitised) as the object's last key segment.")
+    kind: Literal["job", "invoke"] = Field(default="job", description="job: JSONL of {\"prompt\"} lines; invoke: one InvokeRequest JSON.")
+    max_bytes: int = Field(default=MAX_OBJECT_BYTES, ge=1, le=MAX_OBJECT_BYTES, description="Largest object the form accepts.")
+
+
+class UploadForm(BaseModel):
+    """A presigned POST: send every `fields` entry, then the file as `file`, as multipart/form-data to `url`."""
+
+    upload_id: str
+    key: str = Field(description="incoming/<tenant>/<upload_id>/<filename>; the form accepts no other key")
+    url: str
+    fields: dict[str, str]
+    expires_at: str = Field(description="ISO 8601; the form is refused after this")
+    max_bytes: int
+    kind: Literal["job", "invoke"]

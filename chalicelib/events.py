@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import aws, safe_json, storage
 from .dynamo import from_item, to_item
-from .api_schemas import InvokeRequest
+from .api_schemas import MAX_OBJECT_BYTES, InvokeRequest
 from .auth import Tenant
 from .errors import CrossoverError, ModelTimeout, ModelUnavailable, PromptRejected, Throttled, ValidationFailed
 from .idempotency import run_once, stable_request_id
@@ -29,7 +29,6 @@ from .services import Services
 Kind = Literal["job", "invoke"]
 TRANSIENT = (Throttled, ModelUnavailable, ModelTimeout)  # retry these; everything else is an outcome
 OUTCOME_TTL = timedelta(days=30)
-MAX_OBJECT_BYTES = 50_000_000
 
 
 class RequestMessage(BaseModel):

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from .api_schemas import ErrorBody, HealthResponse, InvokeRequest, InvokeResponse
+from .api_schemas import ErrorBody, HealthResponse, InvokeRequest, InvokeResponse, UploadForm, UploadRequest
 from .jobs.models import JobAccepted, JobRequest, JobView
 
 _REF = "#/components/schemas/{model}"
@@ -39,8 +39,8 @@ AUTHENTICATED = (401, 403, 503)
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
-    models = [(m, "validation") for m in (InvokeRequest, JobRequest)] + [
-        (m, "serialization") for m in (InvokeResponse, ErrorBody, HealthResponse, JobAccepted, JobView)]
+    models = [(m, "validation") for m in (InvokeRequest, JobRequest, UploadRequest)] + [
+        (m, "serialization") for m in (InvokeResponse, ErrorBody, HealthResponse, JobAccepted, JobView, UploadForm)]
     _, schemas = models_json_schema(models, ref_template=_REF)
     schemas["$defs"]["CostReport"] = {"type": "object", "description": "Totals, projection, break-even and recommendation (see README)."}
     schemas["$defs"]["OpenApiDocument"] = {"type": "object"}
@@ -65,6 +65,9 @@ def openapi_document() -> dict[str, Any]:
                                   (*AUTHENTICATED, 404), parameters=[JOB_ID]),
                 "delete": _operation("cancelJob", 200, "JobView", "The job after cancellation", (*AUTHENTICATED, 404), parameters=[JOB_ID]),
             },
+            "/v1/uploads": {"post": _operation("createUpload", 201, "UploadForm",
+                                               "A presigned POST (SigV4, short-lived) for one object under the caller's incoming/ prefix",
+                                               (400, *AUTHENTICATED, 409, 422), body="UploadRequest", parameters=[IDEMPOTENCY_KEY])},
             "/v1/cost/report": {"get": _operation("costReport", 200, "CostReport", "Cost report (ops role)", (400, *AUTHENTICATED),
                                                   parameters=[days])},
         },

@@ -67,6 +67,9 @@ INVOKE = [table("TenantsTable", "GetItem"), table("IdempotencyTable", "GetItem",
 SUBMIT_JOBS = [table("JobsTable", "GetItem", "PutItem", "UpdateItem"), s3_objects("DataBucket", ["inputs/"], "PutObject", "GetObject"),
                statement(["states:StartExecution"], [{"Ref": "JobStateMachine"}])]
 
+# POST /v1/uploads signs presigned POSTs with the API role; S3 checks the signer may PutObject there.
+UPLOADS = s3_objects("DataBucket", ["incoming/"], "PutObject")
+
 
 def sqs_consumer(queue: str) -> dict[str, Any]:
     return statement(["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"], [arn(queue)])
@@ -76,7 +79,7 @@ def policies() -> dict[str, list[dict[str, Any]]]:
     events = [table("EventsTable", "GetItem", "PutItem"), s3_objects("DataBucket", ["results/"], "PutObject"),
               statement(["sqs:SendMessage"], [sub("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:crossover-replies-*")])]
     return {
-        "APIHandler": [*INVOKE, *SUBMIT_JOBS, s3_objects("DataBucket", ["results/"], "GetObject"),
+        "APIHandler": [*INVOKE, *SUBMIT_JOBS, s3_objects("DataBucket", ["results/"], "GetObject"), UPLOADS,
                        statement(["states:StopExecution"], [sub("arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${JobStateMachine.Name}:*")]),
                        statement(["batch:TerminateJob"], [sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")])],
         "JobSteps": [table("JobsTable", "GetItem", "UpdateItem"), *METER, BEDROCK, KMS, CALLBACKS,
@@ -130,6 +133,7 @@ def merge_template(stage: str) -> dict[str, Any]:
             "Version": "2012-10-17", "Statement": [{"Sid": "TlsOnly", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
                                                     "Resource": [arn(logical), sub(f"${{{logical}.Arn}}/*")],
                                                     "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}}}
+    resources["DataBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"].append(incoming_writers_only(env))
     resources["DataBucket"]["Properties"]["NotificationConfiguration"] = {"QueueConfigurations": [{
         "Event": "s3:ObjectCreated:*", "Queue": arn("ObjectEventsQueue"),
         "Filter": {"S3Key": {"Rules": [{"Name": "prefix", "Value": env["INCOMING_PREFIX"]}]}}}]}
@@ -176,6 +180,18 @@ def key_policy(env: dict[str, str]) -> dict[str, Any]:
         {"Sid": "OpsReportsThroughS3", "Effect": "Allow", "Principal": account, "Action": CRYPTO, "Resource": "*",
          "Condition": {"StringEquals": via_s3, "StringLike": {"kms:EncryptionContext:aws:s3:arn": objects("REPORTS_BUCKET", "", "/*")}}},
     ]}
+
+
+def incoming_writers_only(env: dict[str, str]) -> dict[str, Any]:
+    """S3-triggered work is billed to the tenant named in the key under incoming/, so whoever writes there
+    can spend as any tenant. Only the API role writes there, and only through presigned POSTs whose policy
+    pins the tenant's own key (chalicelib/uploads.py). A Deny on every other principal (rather than
+    trusting IAM alone) also holds against roles added later and admin users with s3:* on the account;
+    s3:PutObject covers PUT, POST, copy and multipart. aws:PrincipalArn is the role's ARN for any of
+    its sessions, and absent for anonymous callers, who are therefore denied too."""
+    return {"Sid": "IncomingOnlyThroughSignedUploads", "Effect": "Deny", "Principal": "*", "Action": ["s3:PutObject"],
+            "Resource": sub(f"${{DataBucket.Arn}}/{env['INCOMING_PREFIX'].strip('/')}/*"),
+            "Condition": {"ArnNotEquals": {"aws:PrincipalArn": arn("APIHandlerRole")}}}
 
 
 def add_workflow(resources: dict[str, Any], definition: str, env: dict[str, str]) -> None:

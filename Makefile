@@ -5,6 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAGE ?= dev
+# Deploy-time tools (checkov, the AWS CLI, aws-sam-translator) pin their own botocore/pydantic: own venv.
+DEPLOY_VENV ?= .venv-deploy
+AWS ?= $(DEPLOY_VENV)/bin/aws
+ARTIFACT_PREFIX ?= crossover-$(STAGE)
 # Portable CPU build of llama.cpp: the native build picks AVX-512/AMX and crashes on some hosts
 # (see shared/NOTES-local-stack.md). --no-cache-dir so pip never reuses a crashing native wheel.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
@@ -50,16 +54,30 @@ $(VENV)/.bench: requirements-bench.txt | $(VENV)/.deps
 bench: setup $(VENV)/.bench
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
-# The deployable artefact: build/$(STAGE)/sam.json + deployment.zip (offline, dummy credentials are fine).
-package: $(VENV)/.deps
+$(DEPLOY_VENV)/.deps: requirements-deploy.txt
+	test -x $(DEPLOY_VENV)/bin/python || $(PYTHON) -m venv $(DEPLOY_VENV)
+	$(DEPLOY_VENV)/bin/pip install -q --upgrade pip
+	$(DEPLOY_VENV)/bin/pip install -q -r requirements-deploy.txt
+	touch $@
+
+# The deployable artefact: build/$(STAGE)/sam.json + deployment.zip (offline, dummy credentials are fine),
+# checked as SAM and as the CloudFormation AWS will create from it (aws-sam-translator): cfn-lint on both,
+# checkov on the expansion against deploy/checkov-skips.json (each accepted finding has its reason).
+package: $(VENV)/.deps $(DEPLOY_VENV)/.deps
 	$(PY) deploy/package.py --stage $(STAGE) --out build/$(STAGE)
-	$(VENV)/bin/cfn-lint build/$(STAGE)/sam.json
+	$(DEPLOY_VENV)/bin/python deploy/expand.py build/$(STAGE)/sam.json build/$(STAGE)/expanded.json
+	$(DEPLOY_VENV)/bin/cfn-lint build/$(STAGE)/sam.json build/$(STAGE)/expanded.json
+	$(DEPLOY_VENV)/bin/python deploy/checkov_gate.py build/$(STAGE)/expanded.json
 
 # Needs real AWS credentials, an artefact bucket and the parameters (see README "Deploy to AWS"). Not run in CI.
+# The template is over CloudFormation's 51,200-byte inline limit, so both steps go through the artefact bucket.
 deploy: package
-	aws cloudformation package --template-file build/$(STAGE)/sam.json --s3-bucket $(ARTIFACT_BUCKET) --output-template-file build/$(STAGE)/packaged.yaml
-	aws cloudformation deploy --template-file build/$(STAGE)/packaged.yaml --stack-name crossover-$(STAGE) \
+	@test -n "$(ARTIFACT_BUCKET)" || { echo "make deploy: set ARTIFACT_BUCKET=<S3 bucket for artefacts>" >&2; exit 2; }
+	$(AWS) cloudformation package --template-file build/$(STAGE)/sam.json --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(ARTIFACT_PREFIX) \
+	  --output-template-file build/$(STAGE)/packaged.yaml
+	$(AWS) cloudformation deploy --template-file build/$(STAGE)/packaged.yaml --stack-name crossover-$(STAGE) \
+	  --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(ARTIFACT_PREFIX) \
 	  --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --parameter-overrides $(PARAMETERS)
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .hypothesis
+	rm -rf $(VENV) $(DEPLOY_VENV) build .pytest_cache .hypothesis

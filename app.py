@@ -6,6 +6,7 @@ from chalice import Chalice
 from chalicelib import api, handlers
 from chalicelib.idempotency import use_lambda_context
 from chalicelib.http import ACCEPTED_CONTENT_TYPES, dispatch
+from chalicelib.timing import CONSUMERS  # batch sizes (and the rest of each event source) are decided there
 
 app = Chalice(app_name="crossover")
 
@@ -51,18 +52,18 @@ def cancel_job(job_id):  # type: ignore[no-untyped-def]
     return _route(api.cancel_job)
 
 
-@app.on_sqs_message(queue=os.environ.get("JOB_STEPS_QUEUE", "crossover-job-steps"), batch_size=5, name="job_steps")
+@app.on_sqs_message(queue=os.environ.get("JOB_STEPS_QUEUE", "crossover-job-steps"), batch_size=CONSUMERS["job_steps"].batch_size, name="job_steps")
 def job_steps(event):  # type: ignore[no-untyped-def]
     return handlers.job_steps(event.to_dict())
 
 
-@app.on_sqs_message(queue=os.environ.get("REQUESTS_QUEUE", "crossover-requests"), batch_size=10, name="requests")
+@app.on_sqs_message(queue=os.environ.get("REQUESTS_QUEUE", "crossover-requests"), batch_size=CONSUMERS["requests"].batch_size, name="requests")
 def requests(event):  # type: ignore[no-untyped-def]
     use_lambda_context(event.context)
     return handlers.requests(event.to_dict())
 
 
-@app.on_sqs_message(queue=os.environ.get("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo"), batch_size=10, name="requests_fifo")
+@app.on_sqs_message(queue=os.environ.get("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo"), batch_size=CONSUMERS["requests_fifo"].batch_size, name="requests_fifo")
 def requests_fifo(event):  # type: ignore[no-untyped-def]
     use_lambda_context(event.context)
     return handlers.requests_fifo(event.to_dict())
@@ -70,14 +71,14 @@ def requests_fifo(event):  # type: ignore[no-untyped-def]
 
 # S3 ObjectCreated -> object-events queue -> here (the bucket notification is in deploy/resources.json).
 # Chalice's on_s3_event cannot be packaged as CloudFormation; through SQS we also get retries and a DLQ.
-@app.on_sqs_message(queue=os.environ.get("OBJECT_EVENTS_QUEUE", "crossover-object-events"), batch_size=10, name="object_events")
+@app.on_sqs_message(queue=os.environ.get("OBJECT_EVENTS_QUEUE", "crossover-object-events"), batch_size=CONSUMERS["object_events"].batch_size, name="object_events")
 def object_events(event):  # type: ignore[no-untyped-def]
     use_lambda_context(event.context)
     return handlers.object_events(event.to_dict())
 
 
 # Ledger entries DynamoDB refused after a paid call (chalicelib/meter/spill.py), replayed idempotently.
-@app.on_sqs_message(queue=os.environ.get("METER_SPILL_QUEUE", "crossover-meter-spill"), batch_size=10, name="meter_spill")
+@app.on_sqs_message(queue=os.environ.get("METER_SPILL_QUEUE", "crossover-meter-spill"), batch_size=CONSUMERS["meter_spill"].batch_size, name="meter_spill")
 def meter_spill(event):  # type: ignore[no-untyped-def]
     return handlers.meter_spill(event.to_dict())
 

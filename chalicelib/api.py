@@ -4,10 +4,11 @@ from __future__ import annotations
 from .api_schemas import InvokeRequest
 from .auth import Tenant
 from .http import ApiRequest, ApiResponse, parse_body
-from .idempotency import IDEMPOTENCY_HEADER, run_once, stable_request_id
+from .idempotency import IDEMPOTENCY_HEADER, lambda_remaining_s, run_once, stable_request_id
 from .invoke import invoke as run_invoke
 from .openapi import openapi_document
 from .services import get_services
+from .timing import request_deadline
 
 MODEL_VERSION_HEADER = "X-Model-Version"
 # Methods a route can be asked for (OPTIONS stays with API Gateway / Chalice for CORS preflight).
@@ -36,6 +37,8 @@ def openapi(_: ApiRequest) -> ApiResponse:
 
 
 def invoke(request: ApiRequest) -> ApiResponse:
+    # Taken first: API Gateway's 29 s started before anything below.
+    deadline = request_deadline(lambda_remaining_s(), behind_api_gateway=True)
     services = get_services()
     tenant = authenticate(request)
     body = parse_body(request, InvokeRequest)
@@ -45,7 +48,7 @@ def invoke(request: ApiRequest) -> ApiResponse:
     answer = run_once(
         services.settings.idempotency_table, services.settings.idempotency_ttl_s, scope, key,
         body.model_dump(mode="json"),
-        lambda: run_invoke(services, tenant, body, request.trace_id, request_id),
+        lambda: run_invoke(services, tenant, body, request.trace_id, request_id, deadline=deadline),
     )
     return ApiResponse(answer, 200, {MODEL_VERSION_HEADER: answer["model"]})
 

@@ -80,6 +80,13 @@ class ModelTimeout(CrossoverError):
     status, code = 504, "model_timeout"
 
 
+class DeadlineExceeded(CrossoverError):
+    """The request's own deadline (API Gateway's 29 s, the Lambda's remaining time) passed: we answer
+    504 ourselves, with the steps that ran metered, instead of leaving API Gateway to cut the call."""
+
+    status, code = 504, "deadline_exceeded"
+
+
 class ServiceUnavailable(CrossoverError):
     """An AWS dependency (DynamoDB, S3, SQS, Step Functions) failed after the SDK's own retries."""
 

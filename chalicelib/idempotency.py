@@ -25,6 +25,11 @@ def use_lambda_context(context: Any) -> None:
     _lambda_context = context if callable(getattr(context, "get_remaining_time_in_millis", None)) else None
 
 
+def lambda_remaining_s() -> float | None:
+    """Seconds the current invocation has left (None outside a Lambda context)."""
+    return _lambda_context.get_remaining_time_in_millis() / 1000 if _lambda_context is not None else None
+
+
 def body_digest(body: Any) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
 

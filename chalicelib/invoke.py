@@ -17,6 +17,7 @@ from .meter.pricing import Usage, price_usage
 from .observability import logger, metrics
 from .routing import RouteDecision, Workload, choose_backend
 from .services import Services
+from .timing import Deadline
 
 
 def check_request(services: Services, request: InvokeRequest) -> None:
@@ -52,7 +53,8 @@ def route_for(services: Services, tenant: Tenant, workload: Workload, trace_id: 
     return decision
 
 
-def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id: str, request_id: str | None = None) -> dict[str, Any]:
+def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id: str, request_id: str | None = None,
+           deadline: Deadline | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     settings = services.settings
     check_request(services, request)
@@ -82,7 +84,7 @@ def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id:
         token_price = services.catalog.self_hosted_price(model_id) if backend_name == "self_hosted" else services.catalog.token_price(model_id)
         try:
             result = run_agent(backend, model_id, prompt, request.system, request.tools, services.tools, limits,
-                               price=lambda usage: price_usage(usage, token_price), guard_tool_result=guard)
+                               price=lambda usage: price_usage(usage, token_price), guard_tool_result=guard, deadline=deadline)
         except CrossoverError as exc:
             partial: Usage = getattr(exc, "partial_usage", Usage())
             if partial.input_tokens or partial.output_tokens:

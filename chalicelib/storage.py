@@ -4,9 +4,13 @@ from __future__ import annotations
 import base64
 import json
 import re
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from . import aws
+
+if TYPE_CHECKING:
+    from botocore.config import Config
 
 _SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -41,8 +45,23 @@ def get_text(bucket: str, key: str, max_bytes: int) -> str:
     return data.decode("utf-8")
 
 
+@lru_cache(maxsize=1)
+def _presign_config() -> "Config":
+    from botocore.config import Config
+
+    # SigV4 on the region's own endpoint (bucket.s3.<region>.amazonaws.com). Without signature_version,
+    # botocore presigns with SigV2 (AWSAccessKeyId=&Signature=), which S3 refuses for SSE-KMS objects
+    # and in every region opened since 2014; moto accepts both, so tests assert the form (tests/unit/test_presign.py).
+    return Config(signature_version="s3v4", s3={"addressing_style": "virtual", "us_east_1_regional_endpoint": "regional"})
+
+
+def presign_client() -> Any:
+    """The one S3 client every presigned URL or form is made with (GET results, POST uploads)."""
+    return aws.client("s3", _presign_config())
+
+
 def presigned_get(bucket: str, key: str, ttl_s: int) -> str:
-    return aws.client("s3").generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=ttl_s)
+    return presign_client().generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=ttl_s)
 
 
 def jsonl(rows: list[dict[str, Any]]) -> str:

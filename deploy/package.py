@@ -19,14 +19,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from chalicelib.config import RESOURCE_ENV_VARS  # noqa: E402
-from devstack.chalice_stage import stage_environment  # noqa: E402
+from chalicelib.timing import API_P99_ALARM_MS, CONSUMERS  # noqa: E402
+from devstack.chalice_stage import function_settings, queue_settings, stage_environment  # noqa: E402
 
-FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "MeterSpill", "BatchJobFailed", "DailyCostReport")
-SQS_FUNCTIONS = {"JobSteps": "JobStepsQueue", "Requests": "RequestsQueue", "RequestsFifo": "RequestsFifoQueue", "ObjectEvents": "ObjectEventsQueue",
-                 "MeterSpill": "MeterSpillQueue"}
+# Logical id in Chalice's template -> the function's name in app.py and .chalice/config.json.
+FUNCTIONS = {"APIHandler": "api_handler", "JobSteps": "job_steps", "Requests": "requests", "RequestsFifo": "requests_fifo",
+             "ObjectEvents": "object_events", "MeterSpill": "meter_spill", "BatchJobFailed": "batch_job_failed",
+             "DailyCostReport": "daily_cost_report"}
+SQS_FUNCTIONS = {logical: CONSUMERS[name].queue for logical, name in FUNCTIONS.items() if name in CONSUMERS}
 # Actions that IAM cannot scope to a resource (documented exceptions to "no * resources").
 UNSCOPABLE = {"comprehend:DetectPiiEntities", "states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat",
-              "batch:DescribeJobs", "cloudwatch:PutMetricData"}
+              "batch:DescribeJobs", "cloudwatch:PutMetricData", "xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653]
+# API access log: who called what and how it went; never the query string, headers or API key.
+ACCESS_LOG_FORMAT = json.dumps({"requestId": "$context.requestId", "ip": "$context.identity.sourceIp", "time": "$context.requestTime",
+                                "method": "$context.httpMethod", "resource": "$context.resourcePath", "status": "$context.status",
+                                "protocol": "$context.protocol", "responseLength": "$context.responseLength",
+                                "latencyMs": "$context.responseLatency", "integrationLatencyMs": "$context.integrationLatency",
+                                "errorType": "$context.error.responseType", "xrayTraceId": "$context.xrayTraceId"}, separators=(",", ":"))
 
 
 def sub(text: str) -> dict[str, str]:
@@ -50,8 +60,8 @@ def statement(actions: list[str], resources: list[Any]) -> dict[str, Any]:
     return {"Effect": "Allow", "Action": actions, "Resource": resources}
 
 
-LOGS = statement(["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-                 [sub("arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/*")])
+# Every traced function sends its segments to X-Ray (Lambda refuses Tracing: Active without these).
+XRAY = statement(["xray:PutTraceSegments", "xray:PutTelemetryRecords"], ["*"])
 KMS = statement(["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"], [arn("DataKey")])
 BEDROCK = statement(["bedrock:InvokeModel"], [sub("arn:${AWS::Partition}:bedrock:*::foundation-model/*"),
                                               sub("arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/*")])
@@ -69,6 +79,10 @@ SUBMIT_JOBS = [table("JobsTable", "GetItem", "PutItem", "UpdateItem"), s3_object
 
 # POST /v1/uploads signs presigned POSTs with the API role; S3 checks the signer may PutObject there.
 UPLOADS = s3_objects("DataBucket", ["incoming/"], "PutObject")
+
+
+ASYNC_DLQ = statement(["sqs:SendMessage"], [arn("AsyncDeadLetterQueue")])
+ASYNC_FUNCTIONS = ("BatchJobFailed", "DailyCostReport")
 
 
 def sqs_consumer(queue: str) -> dict[str, Any]:
@@ -93,9 +107,9 @@ def policies() -> dict[str, list[dict[str, Any]]]:
         "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),
                          sqs_consumer("ObjectEventsQueue")],
         "MeterSpill": [*LEDGER, sqs_consumer("MeterSpillQueue")],
-        "BatchJobFailed": [table("JobsTable", "GetItem", "UpdateItem"), CALLBACKS],
+        "BatchJobFailed": [table("JobsTable", "GetItem", "UpdateItem"), CALLBACKS, ASYNC_DLQ],
         "DailyCostReport": [table("AggregatesTable", "Query"), table("DecisionsTable", "Query", "PutItem"), KMS,
-                            s3_objects("ReportsBucket", ["reports/"], "PutObject")],
+                            s3_objects("ReportsBucket", ["reports/"], "PutObject"), ASYNC_DLQ],
     }
 
 
@@ -113,9 +127,23 @@ def merge_template(stage: str) -> dict[str, Any]:
         "SecurityGroupIds": {"Type": "List<AWS::EC2::SecurityGroup::Id>"},
         "MaxGpuVcpus": {"Type": "Number", "Default": 256},
         "MonthlyBudgetUsd": {"Type": "Number", "Default": 10000},
-        "AlarmTopicArn": {"Type": "String", "Default": "", "Description": "SNS topic for alarms (empty: no notifications)"},
+        "AlarmTopicArn": {"Type": "String", "Default": "", "Description": "SNS topic for alarms (empty: the stack creates one, output AlarmTopic)"},
+        "AlarmEmail": {"Type": "String", "Default": "", "Description": "Subscribed to the stack's alarm topic when set"},
+        # Only the API reserves concurrency (so queue consumers can never starve it); the consumers are bounded by
+        # MaximumConcurrency on their event source mappings. 0 leaves the API unreserved (accounts below the 1,000 quota).
+        "ApiReservedConcurrency": {"Type": "Number", "Default": 100, "MinValue": 0, "MaxValue": 900,
+                                   "Description": "Reserved concurrency of the API function (0: none); at least 100 of the account's quota stays unreserved"},
+        "LogRetentionDays": {"Type": "Number", "Default": 90, "AllowedValues": LOG_RETENTION_DAYS},
     }
-    template["Conditions"] = {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]}}
+    template["Conditions"] = {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]},
+                              "CreateAlarmTopic": {"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]},
+                              "HasAlarmEmail": {"Fn::And": [{"Condition": "CreateAlarmTopic"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]}]},
+                              "HasApiReservation": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ApiReservedConcurrency"}, 0]}]}}
+    # Visibility timeouts and receive counts derived from each consumer's function timeout (chalicelib/timing.py).
+    for logical, derived in queue_settings(stage).items():
+        props = resources[logical]["Properties"]
+        props["VisibilityTimeout"] = derived["VisibilityTimeout"]
+        props["RedrivePolicy"]["maxReceiveCount"] = derived["maxReceiveCount"]
     # Physical names from the stage's config, so the code, the event sources and the template agree.
     for variable, logical in RESOURCE_ENV_VARS.items():
         props = resources[logical]["Properties"]
@@ -147,11 +175,55 @@ def merge_template(stage: str) -> dict[str, Any]:
     # Per-object keys, so each object's own encryption context (tenant, object ARN) reaches KMS and the
     # key policy's conditions; an S3 Bucket Key would put the bucket ARN there instead.
     resources["DataBucket"]["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["BucketKeyEnabled"] = False
+    add_access_logs(resources, env)
     add_workflow(resources, definition, env)
     add_batch(resources, env)
+    # Failed asynchronous invokes (the EventBridge rule, the schedule) after Lambda's own two retries.
+    resources["AsyncDeadLetterQueue"] = {"Type": "AWS::SQS::Queue", "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}}
     add_alarms(resources, env)
-    add_functions(resources, env)
+    add_functions(resources, env, function_settings(stage))
+    add_api(resources)
+    template["Outputs"] = {"AlarmTopic": {"Value": {"Fn::If": ["CreateAlarmTopic", {"Ref": "AlarmTopic"}, {"Ref": "AlarmTopicArn"}]}}}
     return template
+
+
+def add_access_logs(resources: dict[str, Any], env: dict[str, str]) -> None:
+    """S3 server access logs of the data and reports buckets, into a bucket of their own. S3 delivers
+    them with its logging service principal; a log target must use SSE-S3 (not SSE-KMS)."""
+    resources["AccessLogsBucket"] = {"Type": "AWS::S3::Bucket", "Properties": {
+        "BucketName": sub(f"crossover-{env['STAGE']}-access-logs-${{AWS::AccountId}}"),
+        "BucketEncryption": {"ServerSideEncryptionConfiguration": [{"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]},
+        "PublicAccessBlockConfiguration": {"BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
+        "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
+        "VersioningConfiguration": {"Status": "Enabled"},
+        "LifecycleConfiguration": {"Rules": [{"Id": "expire-logs", "Status": "Enabled", "ExpirationInDays": 365,
+                                              "NoncurrentVersionExpiration": {"NoncurrentDays": 7}}]}}}
+    sources = [sub(f"arn:${{AWS::Partition}}:s3:::{env[variable]}-${{AWS::AccountId}}") for variable in ("DATA_BUCKET", "REPORTS_BUCKET")]
+    resources["AccessLogsBucketPolicy"] = {"Type": "AWS::S3::BucketPolicy", "Properties": {"Bucket": {"Ref": "AccessLogsBucket"}, "PolicyDocument": {
+        "Version": "2012-10-17", "Statement": [
+            {"Sid": "S3ServerAccessLogs", "Effect": "Allow", "Principal": {"Service": "logging.s3.amazonaws.com"}, "Action": "s3:PutObject",
+             "Resource": sub("${AccessLogsBucket.Arn}/*"),
+             "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}, "ArnLike": {"aws:SourceArn": sources}}},
+            {"Sid": "TlsOnly", "Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": [arn("AccessLogsBucket"), sub("${AccessLogsBucket.Arn}/*")],
+             "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}}}
+    for bucket, prefix in (("DataBucket", "data/"), ("ReportsBucket", "reports/")):
+        resources[bucket]["Properties"]["LoggingConfiguration"] = {"DestinationBucketName": {"Ref": "AccessLogsBucket"}, "LogFilePrefix": prefix}
+
+
+def add_api(resources: dict[str, Any]) -> None:
+    """Chalice's RestAPI, completed: its error responses inside the API body (a GatewayResponse resource
+    beside an inline body is not redeployed with it: cfn-lint W3660), access logs, X-Ray."""
+    template = '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString, "details": null}}'
+    resources["ApiAccessLogs"] = {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": {"Ref": "LogRetentionDays"}}}
+    # API Gateway writes logs with the account's CloudWatch role (an account-wide setting this stack sets).
+    resources["ApiGatewayCloudWatchRole"] = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust("apigateway.amazonaws.com"),
+        "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs")]}}
+    resources["ApiGatewayAccount"] = {"Type": "AWS::ApiGateway::Account", "Properties": {"CloudWatchRoleArn": arn("ApiGatewayCloudWatchRole")}}
+    resources["RestAPI"] = {"DependsOn": ["ApiGatewayAccount"], "Properties": {
+        "DefinitionBody": {"x-amazon-apigateway-gateway-responses": {
+            response_type: {"responseTemplates": {"application/json": template}} for response_type in ("DEFAULT_4XX", "DEFAULT_5XX")}},
+        "AccessLogSetting": {"DestinationArn": arn("ApiAccessLogs"), "Format": ACCESS_LOG_FORMAT},
+        "TracingEnabled": True}}
 
 
 CRYPTO = ["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"]
@@ -195,7 +267,7 @@ def incoming_writers_only(env: dict[str, str]) -> dict[str, Any]:
 
 
 def add_workflow(resources: dict[str, Any], definition: str, env: dict[str, str]) -> None:
-    resources["StateMachineLogs"] = {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": 90}}
+    resources["StateMachineLogs"] = {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": {"Ref": "LogRetentionDays"}}}
     resources["StateMachineRole"] = {"Type": "AWS::IAM::Role", "Properties": {
         "AssumeRolePolicyDocument": trust("states.amazonaws.com"),
         "Policies": [{"PolicyName": "job-workflow", "PolicyDocument": {"Version": "2012-10-17", "Statement": [
@@ -225,7 +297,7 @@ def add_batch(resources: dict[str, Any], env: dict[str, str]) -> None:
         return {"Type": "AWS::Batch::ComputeEnvironment", "Properties": {"Type": "MANAGED", "State": "ENABLED", "ComputeResources": {
             "Type": kind, "AllocationStrategy": allocation, "MinvCpus": 0, "MaxvCpus": {"Ref": "MaxGpuVcpus"},
             "InstanceTypes": {"Ref": "GpuInstanceTypes"}, "Subnets": {"Ref": "SubnetIds"}, "SecurityGroupIds": {"Ref": "SecurityGroupIds"},
-            "InstanceRole": arn("BatchInstanceProfile"), "Ec2Configuration": [{"ImageType": "ECS_AL2_NVIDIA"}]}}}
+            "InstanceRole": arn("BatchInstanceProfile"), "Ec2Configuration": [{"ImageType": "ECS_AL2023_NVIDIA"}]}}}
 
     resources["GpuSpotEnvironment"] = environment("SPOT", "SPOT_PRICE_CAPACITY_OPTIMIZED")
     resources["GpuOnDemandEnvironment"] = environment("EC2", "BEST_FIT_PROGRESSIVE")
@@ -257,12 +329,15 @@ def add_batch(resources: dict[str, Any], env: dict[str, str]) -> None:
             statement(["s3:GetObject", "s3:PutObject"], [sub(f"${{DataBucket.Arn}}/results/{tenant}/*")]),
             {**KMS, "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
              "Condition": {"StringEquals": {"kms:EncryptionContext:tenant": "${aws:PrincipalTag/tenant}"}}}]}}]}}
+    resources["WorkerLogs"] = {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": {"Ref": "LogRetentionDays"}}}
     resources["WorkerJobDefinition"] = {"Type": "AWS::Batch::JobDefinition", "Properties": {
         "JobDefinitionName": env["BATCH_JOB_DEFINITION"], "Type": "container", "PlatformCapabilities": ["EC2"],
         "ContainerProperties": {"Image": {"Ref": "WorkerImage"}, "JobRoleArn": arn("WorkerJobRole"), "Command": ["python3", "-m", "worker"],
                                 "ResourceRequirements": [{"Type": "GPU", "Value": "1"}, {"Type": "VCPU", "Value": "4"}, {"Type": "MEMORY", "Value": "30000"}],
                                 "Environment": [{"Name": "KMS_KEY_ID", "Value": {"Ref": "DataKey"}}, {"Name": "GPU_COUNT", "Value": "1"},
-                                                {"Name": "TENANT_ROLE_ARN", "Value": arn("WorkerTenantDataRole")}]},
+                                                {"Name": "TENANT_ROLE_ARN", "Value": arn("WorkerTenantDataRole")}],
+                                # (the ECS agent writes with the instance role's AmazonEC2ContainerServiceforEC2Role)
+                                "LogConfiguration": {"LogDriver": "awslogs", "Options": {"awslogs-group": {"Ref": "WorkerLogs"}}}},
         # Spot reclaims (Host EC2 terminated) are retried by Batch; the worker checkpoints on SIGTERM.
         "RetryStrategy": {"Attempts": 2, "EvaluateOnExit": [{"OnStatusReason": "Host EC2*", "Action": "RETRY"}, {"OnReason": "*", "Action": "EXIT"}]},
         "Timeout": {"AttemptDurationSeconds": int(env["JOB_GPU_TIMEOUT_SECONDS"])}}}
@@ -273,7 +348,7 @@ def alarm(name: str, namespace: str, metric: str, dimensions: list[dict[str, Any
     props: dict[str, Any] = {"AlarmDescription": name, "Namespace": namespace, "MetricName": metric, "Dimensions": dimensions,
                              "Period": period, "EvaluationPeriods": 2, "Threshold": threshold, "ComparisonOperator": "GreaterThanThreshold",
                              "TreatMissingData": "notBreaching",
-                             "AlarmActions": {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}}
+                             "AlarmActions": [{"Fn::If": ["HasAlarmTopic", {"Ref": "AlarmTopicArn"}, {"Ref": "AlarmTopic"}]}]}
     if extended:
         props["ExtendedStatistic"] = extended
     else:
@@ -282,9 +357,19 @@ def alarm(name: str, namespace: str, metric: str, dimensions: list[dict[str, Any
 
 
 def add_alarms(resources: dict[str, Any], env: dict[str, str]) -> None:
+    # Alarms always notify: the given topic, or the stack's own (subscribe to output AlarmTopic, or set AlarmEmail).
+    resources["AlarmTopic"] = {"Type": "AWS::SNS::Topic", "Condition": "CreateAlarmTopic", "Properties": {"DisplayName": f"crossover-{env['STAGE']} alarms"}}
+    resources["AlarmTopicPolicy"] = {"Type": "AWS::SNS::TopicPolicy", "Condition": "CreateAlarmTopic", "Properties": {"Topics": [{"Ref": "AlarmTopic"}],
+        "PolicyDocument": {"Version": "2012-10-17", "Statement": [{"Sid": "CloudWatchAlarms", "Effect": "Allow", "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                                                                    "Action": "sns:Publish", "Resource": {"Ref": "AlarmTopic"},
+                                                                    "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}}]}}}
+    resources["AlarmEmailSubscription"] = {"Type": "AWS::SNS::Subscription", "Condition": "HasAlarmEmail", "Properties": {
+        "TopicArn": {"Ref": "AlarmTopic"}, "Protocol": "email", "Endpoint": {"Ref": "AlarmEmail"}}}
     api = [{"Name": "ApiName", "Value": "crossover"}]
     resources["Api5xxAlarm"] = alarm("API 5xx responses", "AWS/ApiGateway", "5XXError", api, "Sum", 5)
-    resources["ApiLatencyP99Alarm"] = alarm("API p99 latency above 30 s", "AWS/ApiGateway", "Latency", api, "", 30000, extended="p99")
+    # Below API Gateway's 29 s integration limit, or it could never fire.
+    resources["ApiLatencyP99Alarm"] = alarm(f"API p99 latency above {API_P99_ALARM_MS // 1000} s", "AWS/ApiGateway", "Latency", api, "",
+                                            API_P99_ALARM_MS, extended="p99")
     resources["LambdaThrottlesAlarm"] = alarm("Lambda throttles", "AWS/Lambda", "Throttles", [], "Sum", 0)
     for dlq in [resource for resource in resources if resource.endswith("DeadLetterQueue")]:
         resources[dlq + "Alarm"] = alarm(f"{dlq} has messages", "AWS/SQS", "ApproximateNumberOfMessagesVisible",
@@ -295,7 +380,7 @@ def add_alarms(resources: dict[str, Any], env: dict[str, str]) -> None:
                                        {"Ref": "MonthlyBudgetUsd"}, period=86400)
 
 
-def add_functions(resources: dict[str, Any], env: dict[str, str]) -> None:
+def add_functions(resources: dict[str, Any], env: dict[str, str], settings: dict[str, dict[str, int]]) -> None:
     names: dict[str, Any] = {variable: {"Ref": logical} for variable, logical in RESOURCE_ENV_VARS.items()}
     for variable, logical in RESOURCE_ENV_VARS.items():
         kind = resources[logical]["Type"]
@@ -304,21 +389,30 @@ def add_functions(resources: dict[str, Any], env: dict[str, str]) -> None:
     names.update({"STATE_MACHINE_ARN": {"Ref": "JobStateMachine"}, "KMS_KEY_ID": {"Ref": "DataKey"},
                   "BATCH_JOB_QUEUE": {"Ref": "GpuJobQueue"}, "BATCH_JOB_DEFINITION": {"Ref": "WorkerJobDefinition"}})
     all_policies = policies()
-    for function in FUNCTIONS:
+    for function, name in FUNCTIONS.items():
+        # Its own log group (with retention) rather than the one Lambda would create unbounded; it may write only there.
+        resources[f"{function}Logs"] = {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": {"Ref": "LogRetentionDays"}}}
+        logs = statement(["logs:CreateLogStream", "logs:PutLogEvents"], [arn(f"{function}Logs")])
         resources[f"{function}Role"] = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust("lambda.amazonaws.com"),
             "Policies": [{"PolicyName": f"{function}-least-privilege", "PolicyDocument": {"Version": "2012-10-17",
-                                                                                          "Statement": [LOGS, *copy.deepcopy(all_policies[function])]}}]}}
-        function_props: dict[str, Any] = {"Role": arn(f"{function}Role"), "Environment": {"Variables": names}, "Tracing": "Active"}
-        if function in SQS_FUNCTIONS:
-            event = f"{function}SqsEventSource"
-            function_props["Events"] = {event: {"Properties": {"FunctionResponseTypes": ["ReportBatchItemFailures"]}}}
+                                                                                          "Statement": [logs, XRAY, *copy.deepcopy(all_policies[function])]}}]}}
+        function_props: dict[str, Any] = {"Role": arn(f"{function}Role"), "Environment": {"Variables": names}, "Tracing": "Active",
+                                          "LoggingConfig": {"LogGroup": {"Ref": f"{function}Logs"}, "LogFormat": "Text"},
+                                          # Chalice writes these from .chalice/config.json too; stated here so the template says so.
+                                          "Timeout": settings[name]["timeout"], "MemorySize": settings[name]["memory"]}
+        if name in CONSUMERS:
+            consumer = CONSUMERS[name]
+            event = {"BatchSize": consumer.batch_size, "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                     "ScalingConfig": {"MaximumConcurrency": consumer.max_concurrency}}
+            if consumer.batching_window_s:
+                event["MaximumBatchingWindowInSeconds"] = consumer.batching_window_s
+            function_props["Events"] = {f"{function}SqsEventSource": {"Properties": event}}
+        if function in ASYNC_FUNCTIONS:
+            function_props["DeadLetterQueue"] = {"Type": "SQS", "TargetArn": arn("AsyncDeadLetterQueue")}
         # (The GetAtt of each queue in the environment also orders the queue before its event source mapping.)
         resources[function] = {"Properties": function_props}
-    for response_type in ("DEFAULT_4XX", "DEFAULT_5XX"):
-        # API Gateway's own errors (unknown route, payload too large) in the API's stable error format.
-        resources[f"GatewayResponse{response_type.replace('_', '')}"] = {"Type": "AWS::ApiGateway::GatewayResponse", "Properties": {
-            "RestApiId": {"Ref": "RestAPI"}, "ResponseType": response_type,
-            "ResponseTemplates": {"application/json": '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString, "details": null}}'}}}
+    resources["APIHandler"]["Properties"]["ReservedConcurrentExecutions"] = {
+        "Fn::If": ["HasApiReservation", {"Ref": "ApiReservedConcurrency"}, {"Ref": "AWS::NoValue"}]}
 
 
 def main() -> None:

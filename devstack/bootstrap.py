@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError
 
 from chalicelib.auth import TenantStore
 from chalicelib.config import RESOURCE_ENV_VARS, get_settings
+from devstack.chalice_stage import queue_settings
 
 TEMPLATE_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "deploy", "resources.json")
 _LOGICAL_TO_ENV = {logical: env for env, logical in RESOURCE_ENV_VARS.items()}
@@ -162,7 +163,9 @@ def bootstrap(tenants: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> 
         elif resource["Type"] == "AWS::S3::Bucket":
             create_bucket(s3, physical_name(logical_id))
         elif resource["Type"] == "AWS::SQS::Queue":
-            queue_urls[logical_id] = create_queue(sqs, physical_name(logical_id), resource["Properties"])
+            derived = queue_settings(os.environ.get("STAGE", "local")).get(logical_id, {})  # as deployed (chalicelib/timing.py)
+            props = {**resource["Properties"], **({"VisibilityTimeout": derived["VisibilityTimeout"]} if derived else {})}
+            queue_urls[logical_id] = create_queue(sqs, physical_name(logical_id), props)
     if "JobStepsQueue" in queue_urls:
         create_workflow_and_batch(queue_urls["JobStepsQueue"])
     if "ObjectEventsQueue" in queue_urls:

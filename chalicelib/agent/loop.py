@@ -14,9 +14,10 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from ..errors import CrossoverError
+from ..errors import CrossoverError, DeadlineExceeded
 from ..meter.pricing import Usage
 from ..models import ModelBackend, ModelTurn
+from ..timing import Deadline
 from .tools import ToolRegistry
 
 # Stop reasons we report to the caller. Converse's own values pass through unchanged;
@@ -73,6 +74,7 @@ def run_agent(
     limits: AgentLimits,
     price: Callable[[Usage], Decimal | None],
     guard_tool_result: ToolResultGuard | None = None,
+    deadline: Deadline | None = None,
 ) -> AgentResult:
     messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": prompt}]}]
     tool_config = registry.tool_config(tool_names) if tool_names else None
@@ -82,12 +84,18 @@ def run_agent(
 
     for step in range(1, limits.max_steps + 1):
         try:
-            turn = backend.converse(model_id, messages, system, tool_config, limits.max_tokens)
+            if deadline is not None and deadline.expired():
+                raise _deadline_exceeded(step - 1)
+            # The model call may not outlive the deadline either (its read timeout is the time left).
+            bound = {"timeout_s": deadline.remaining()} if deadline is not None else {}
+            turn = backend.converse(model_id, messages, system, tool_config, limits.max_tokens, **bound)
         except CrossoverError as exc:
+            if deadline is not None and deadline.expired() and not isinstance(exc, DeadlineExceeded):
+                exc = _deadline_exceeded(step - 1)
             # Earlier steps were billed by the provider: hand their usage to the caller to meter.
             exc.partial_usage = usage  # type: ignore[attr-defined]
             exc.partial_steps = step - 1  # type: ignore[attr-defined]
-            raise
+            raise exc
         usage = usage + turn.usage
         cost = price(usage)
         if turn.stop_reason != "tool_use" or not turn.tool_uses():
@@ -95,12 +103,18 @@ def run_agent(
         if cost is not None and cost > limits.max_cost_usd:
             return AgentResult(turn.text(), BUDGET_EXCEEDED, usage, step, tool_calls, cost)
         messages.append({"role": "assistant", "content": turn.content})
-        step_calls = _run_tools(turn.tool_uses(), registry, set(tool_names), limits.tool_timeout_s)
+        tool_timeout_s = min(limits.tool_timeout_s, max(0.0, deadline.remaining())) if deadline is not None else limits.tool_timeout_s
+        step_calls = _run_tools(turn.tool_uses(), registry, set(tool_names), tool_timeout_s)
         tool_calls.extend(step_calls)
         messages.append({"role": "user", "content": [_tool_result_block(call, guard_tool_result) for call in step_calls]})
 
     assert turn is not None  # max_steps >= 1
     return AgentResult(turn.text(), STEP_LIMIT, usage, limits.max_steps, tool_calls, price(usage))
+
+
+def _deadline_exceeded(steps_done: int) -> DeadlineExceeded:
+    return DeadlineExceeded("The request ran out of time before the agent finished; send long work as a job (POST /v1/jobs).",
+                            {"steps_completed": steps_done})
 
 
 def _run_tools(tool_uses: list[dict[str, Any]], registry: ToolRegistry, allowed: set[str], timeout_s: float) -> list[ToolCall]:

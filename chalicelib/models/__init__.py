@@ -34,4 +34,5 @@ class ModelBackend(Protocol):
         system: str | None,
         tool_config: dict[str, Any] | None,
         max_tokens: int,
+        timeout_s: float | None = None,  # the caller's time left: the call may not wait longer
     ) -> ModelTurn: ...

@@ -6,6 +6,8 @@ with jitter, throttling-aware); we only translate the final outcome into our err
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .. import aws
@@ -65,6 +67,11 @@ def usage_from_converse(raw_usage: dict[str, Any]) -> Usage:
     )
 
 
+@lru_cache(maxsize=1)
+def _calls() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="converse")
+
+
 class BedrockBackend:
     name = "bedrock"
 
@@ -75,6 +82,19 @@ class BedrockBackend:
     def from_settings(cls, max_attempts: int, read_timeout_s: float) -> "BedrockBackend":
         return cls(aws.client("bedrock-runtime", bedrock_config(max_attempts, read_timeout_s)))
 
+    def _call(self, request: dict[str, Any], timeout_s: float | None) -> Any:
+        """The Converse call, waited for at most `timeout_s` (the caller's time left) when given. The
+        client's own read timeout and retries are per attempt, so the wait itself is bounded here; a
+        call given up on finishes in the background and is dropped (the caller has already answered)."""
+        if timeout_s is None:
+            return self._client.converse(**request)
+        future = _calls().submit(self._client.converse, **request)
+        try:
+            return future.result(timeout=max(0.0, timeout_s))
+        except FutureTimeout:
+            future.cancel()
+            raise ModelTimeout("The model did not answer within the request's remaining time.", {"model": request["modelId"]}) from None
+
     def converse(
         self,
         model_id: str,
@@ -82,6 +102,7 @@ class BedrockBackend:
         system: str | None,
         tool_config: dict[str, Any] | None,
         max_tokens: int,
+        timeout_s: float | None = None,
     ) -> ModelTurn:
         request: dict[str, Any] = {
             "modelId": model_id,
@@ -96,7 +117,7 @@ class BedrockBackend:
 
         started = time.perf_counter()
         try:
-            response = self._client.converse(**request)
+            response = self._call(request, timeout_s)
         except ClientError as exc:
             raise translate_client_error(exc, model_id) from exc
         except ReadTimeoutError as exc:

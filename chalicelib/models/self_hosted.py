@@ -23,7 +23,7 @@ class SelfHostedBackend:
         self.served_model = served_model
 
     def converse(self, model_id: str, messages: list[dict[str, Any]], system: str | None,
-                 tool_config: dict[str, Any] | None, max_tokens: int) -> ModelTurn:
+                 tool_config: dict[str, Any] | None, max_tokens: int, timeout_s: float | None = None) -> ModelTurn:
         body: dict[str, Any] = {"messages": messages, "inferenceConfig": {"maxTokens": max_tokens}}
         if system:
             body["system"] = [{"text": system}]
@@ -33,7 +33,7 @@ class SelfHostedBackend:
                                          headers={"Content-Type": "application/json"})
         started = time.perf_counter()
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as reply:
+            with urllib.request.urlopen(request, timeout=self._timeout if timeout_s is None else max(0.1, min(self._timeout, timeout_s))) as reply:
                 completion = json.load(reply)
         except urllib.error.HTTPError as exc:
             if exc.code == 429:

@@ -12,14 +12,10 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import aws, storage
+from . import storage
 from .api_schemas import UploadForm, UploadRequest
-
-if TYPE_CHECKING:
-    from botocore.config import Config
 
 KIND_METADATA = "x-amz-meta-crossover-kind"  # read back by EventProcessor.object_created
 CONTENT_TYPES = {"job": "application/x-ndjson", "invoke": "application/json"}
@@ -48,21 +44,14 @@ def form_conditions(fields: dict[str, str], max_bytes: int) -> list[Any]:
     return [*({name: value} for name, value in fields.items()), ["content-length-range", 1, max_bytes]]
 
 
-@lru_cache(maxsize=1)
-def signing_config() -> "Config":
-    """SigV4 (the only signature S3 accepts in every region) at the regional endpoint: a form signed for
-    us-east-1's legacy global endpoint would be redirected, and redirects lose the POST."""
-    from botocore.config import Config
-
-    return Config(signature_version="s3v4", s3={"us_east_1_regional_endpoint": "regional"})
-
-
 def create_upload(bucket: str, incoming_prefix: str, tenant: str, body: UploadRequest, ttl_s: int, kms_key_id: str) -> dict[str, Any]:
     """A presigned POST for one object under the tenant's incoming prefix."""
     upload_id = uuid.uuid4().hex
     key = storage.tenant_key(incoming_prefix.strip("/"), tenant, upload_id, sanitise_filename(body.filename))
     fields = form_fields(body.kind, storage.encryption_args(kms_key_id, tenant))
-    form = aws.client("s3", signing_config()).generate_presigned_post(
+    # SigV4 at the regional endpoint (storage.presign_client): a form signed for us-east-1's legacy global
+    # endpoint would be redirected, and redirects lose the POST.
+    form = storage.presign_client().generate_presigned_post(
         Bucket=bucket, Key=key, Fields=fields, Conditions=form_conditions(fields, body.max_bytes), ExpiresIn=ttl_s)
     expires_at = (datetime.now(timezone.utc) + timedelta(seconds=ttl_s)).replace(microsecond=0).isoformat()
     return UploadForm(upload_id=upload_id, key=key, url=form["url"], fields=form["fields"], expires_at=expires_at,

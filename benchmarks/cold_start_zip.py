@@ -74,9 +74,9 @@ print(json.dumps({"import_ms": (imported - started) * 1000, "invoke_ms": (answer
 
 IMPORT_ONLY = PEAK_RSS + r"""
 import json, time
-started = time.perf_counter()
+started, cpu_started = time.perf_counter(), time.process_time()
 import {module}
-print(json.dumps({{"total_ms": (time.perf_counter() - started) * 1000,
+print(json.dumps({{"total_ms": (time.perf_counter() - started) * 1000, "cpu_ms": (time.process_time() - cpu_started) * 1000,
                    "rss_mb": peak_rss_mb()}}))
 """
 
@@ -166,8 +166,9 @@ def main() -> None:
             total = median_of(samples, "total_ms")
             verdict = f"  target <= {TARGET_MS} ms: {'met' if total <= TARGET_MS else 'MISSED'}" if name.startswith("shipped") else ""
             print(f"  {name:42s} import {median_of(samples, 'import_ms'):6.0f} ms + first invoke {median_of(samples, 'invoke_ms'):5.0f} ms"
-                  f" = {total:6.0f} ms   RSS {median_of(samples, 'rss_mb'):5.0f} MB   ({median_of(samples, 'modules'):.0f} modules){verdict}")
-        print(f"  files written into the extracted code during the runs: {sum(after_files.values()) - sum(before_files.values())}")
+                  f" = {total:6.0f} ms (CPU {median_of(samples, 'cpu_ms'):4.0f} ms)   RSS {median_of(samples, 'rss_mb'):4.0f} MB{verdict}")
+        print(f"  files written into the extracted code during the runs: {sum(after_files.values()) - sum(before_files.values())}; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall times stretch with it, CPU times much less)")
         compare(base, work)
     finally:
         server.stop()
@@ -190,7 +191,7 @@ def compare(base: dict[str, str], cwd: str) -> None:
         except RuntimeError as exc:
             print(f"  import {module:36s} not measured: {str(exc).strip().splitlines()[-1]}")
             continue
-        print(f"  import {module:36s} {median_of(samples, 'total_ms'):6.0f} ms (import only)   RSS {median_of(samples, 'rss_mb'):5.0f} MB")
+        print(f"  import {module:36s} {median_of(samples, 'total_ms'):6.0f} ms (CPU {median_of(samples, 'cpu_ms'):4.0f} ms), import only   RSS {median_of(samples, 'rss_mb'):4.0f} MB")
 
 
 if __name__ == "__main__":

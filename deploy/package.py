@@ -138,7 +138,7 @@ def merge_template(stage: str) -> dict[str, Any]:
     template["Conditions"] = {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]},
                               "CreateAlarmTopic": {"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]},
                               "HasAlarmEmail": {"Fn::And": [{"Condition": "CreateAlarmTopic"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]}]},
-                              "HasApiReservation": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ApiReservedConcurrency"}, 0]}]}}
+                              "HasApiReservation": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ApiReservedConcurrency"}, "0"]}]}}
     # Visibility timeouts and receive counts derived from each consumer's function timeout (chalicelib/timing.py).
     for logical, derived in queue_settings(stage).items():
         props = resources[logical]["Properties"]

@@ -114,6 +114,9 @@ def test_functions_queues_and_event_sources_carry_the_derived_settings(stack):
     lambda_ = boto3.client("lambda")
     functions = {f["FunctionName"].split("-")[2]: f for f in lambda_.list_functions()["Functions"]}
     assert functions["APIHandler"]["Timeout"] == 29 and functions["JobSteps"]["Timeout"] == 900
+    reserved = {name: lambda_.get_function_concurrency(FunctionName=f["FunctionName"]).get("ReservedConcurrentExecutions")
+                for name, f in functions.items()}
+    assert reserved.pop("APIHandler") == 100 and set(reserved.values()) == {None}  # only the API reserves (the default)
     mappings = {m["EventSourceArn"].rsplit(":", 1)[1]: m for m in lambda_.list_event_source_mappings()["EventSourceMappings"]}
     assert len(mappings) == len(CONSUMERS)
     sqs = boto3.client("sqs")

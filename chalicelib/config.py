@@ -95,6 +95,14 @@ class Settings:
     pii_language: str
     guardrail_id: str
     guardrail_version: str
+    # Long jobs on GPU (chalicelib/jobs/timing.py orders these clocks).
+    job_heartbeat_s: int = 300
+    job_watch_interval_s: int = 60
+    job_capacity_timeout_s: int = 1800
+    job_gpu_timeout_s: int = 21600
+    job_steps_timeout_s: int = 900
+    fallback_parallel_calls: int = 8
+    job_max_failed_fraction: float = 0.0
 
 
 @lru_cache(maxsize=1)
@@ -157,4 +165,12 @@ def get_settings() -> Settings:
         pii_language=os.environ.get("PII_LANGUAGE", "en"),
         guardrail_id=os.environ.get("GUARDRAIL_ID", ""),
         guardrail_version=os.environ.get("GUARDRAIL_VERSION", "DRAFT"),
+        job_heartbeat_s=_env_int("JOB_HEARTBEAT_SECONDS", 300),
+        job_watch_interval_s=_env_int("JOB_WATCH_INTERVAL_SECONDS", 60),
+        job_capacity_timeout_s=_env_int("JOB_CAPACITY_TIMEOUT_SECONDS", 1800),
+        job_gpu_timeout_s=_env_int("JOB_GPU_TIMEOUT_SECONDS", 21600),
+        job_steps_timeout_s=_env_int("JOB_STEPS_TIMEOUT_SECONDS", 900),
+        fallback_parallel_calls=_env_int("FALLBACK_PARALLEL_CALLS", 8),
+        # Above this fraction of failed items a job ends FAILED (0: any failed item fails the job).
+        job_max_failed_fraction=_env_float("JOB_MAX_FAILED_FRACTION", 0.0),
     )

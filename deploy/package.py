@@ -21,6 +21,8 @@ sys.path.insert(0, ROOT)
 from chalicelib.config import RESOURCE_ENV_VARS  # noqa: E402
 from chalicelib.timing import API_P99_ALARM_MS, CONSUMERS  # noqa: E402
 from devstack.chalice_stage import function_settings, queue_settings, stage_environment  # noqa: E402
+from chalicelib.jobs.fit import FitError, ServingPlan, load_catalog, serving_plan  # noqa: E402
+from chalicelib.jobs.timing import GpuTimeouts, gpu_timeouts  # noqa: E402
 
 # Logical id in Chalice's template -> the function's name in app.py and .chalice/config.json.
 FUNCTIONS = {"APIHandler": "api_handler", "JobSteps": "job_steps", "Requests": "requests", "RequestsFifo": "requests_fifo",
@@ -113,7 +115,17 @@ def policies() -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def merge_template(stage: str) -> dict[str, Any]:
+def default_plan() -> ServingPlan:
+    deployment = load_catalog().deployment
+    return serving_plan(load_catalog(), deployment.model, deployment.precision, deployment.instance_types)
+
+
+def stage_timeouts(env: dict[str, str]) -> GpuTimeouts:
+    return gpu_timeouts(int(env["JOB_HEARTBEAT_SECONDS"]), int(env.get("JOB_WATCH_INTERVAL_SECONDS", "60")),
+                        int(env.get("JOB_CAPACITY_TIMEOUT_SECONDS", "1800")), int(env["JOB_GPU_TIMEOUT_SECONDS"]))
+
+
+def merge_template(stage: str, plan: ServingPlan | None = None) -> dict[str, Any]:
     with open(os.path.join(ROOT, "deploy", "resources.json"), encoding="utf-8") as handle:
         template = json.load(handle)
     with open(os.path.join(ROOT, "statemachines", "long_job.asl.json"), encoding="utf-8") as handle:
@@ -122,7 +134,10 @@ def merge_template(stage: str) -> dict[str, Any]:
     resources = template["Resources"]
     template["Parameters"] = {
         "WorkerImage": {"Type": "String", "Description": "ECR image URI of worker/Dockerfile"},
-        "GpuInstanceTypes": {"Type": "CommaDelimitedList", "Default": "g6e.xlarge,g5.2xlarge,g5.12xlarge"},
+        # Instance types are not a parameter: `make package` checks that the model fits them (chalicelib/jobs/fit.py).
+        "ModelBucket": {"Type": "String", "Default": "", "Description": "S3 bucket with the model weights and manifest.json (empty: weights baked into the image)"},
+        "ModelPrefix": {"Type": "String", "Default": "models/", "Description": "Key prefix of the model in ModelBucket, ending in /"},
+        "WarmGpuVcpus": {"Type": "Number", "Default": 0, "Description": "vCPUs of on-demand GPU capacity kept running (0: cold start)"},
         "SubnetIds": {"Type": "List<AWS::EC2::Subnet::Id>"},
         "SecurityGroupIds": {"Type": "List<AWS::EC2::SecurityGroup::Id>"},
         "MaxGpuVcpus": {"Type": "Number", "Default": 256},
@@ -138,7 +153,8 @@ def merge_template(stage: str) -> dict[str, Any]:
     template["Conditions"] = {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]},
                               "CreateAlarmTopic": {"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]},
                               "HasAlarmEmail": {"Fn::And": [{"Condition": "CreateAlarmTopic"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]}]},
-                              "HasApiReservation": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ApiReservedConcurrency"}, "0"]}]}}
+                              "HasApiReservation": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ApiReservedConcurrency"}, "0"]}]},
+                              "HasModelBucket": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ModelBucket"}, ""]}]}}
     # Visibility timeouts and receive counts derived from each consumer's function timeout (chalicelib/timing.py).
     for logical, derived in queue_settings(stage).items():
         props = resources[logical]["Properties"]
@@ -176,8 +192,9 @@ def merge_template(stage: str) -> dict[str, Any]:
     # key policy's conditions; an S3 Bucket Key would put the bucket ARN there instead.
     resources["DataBucket"]["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["BucketKeyEnabled"] = False
     add_access_logs(resources, env)
-    add_workflow(resources, definition, env)
-    add_batch(resources, env)
+    timeouts = stage_timeouts(env)
+    add_workflow(resources, definition, env, timeouts)
+    add_batch(resources, env, plan or default_plan(), timeouts)
     # Failed asynchronous invokes (the EventBridge rule, the schedule) after Lambda's own two retries.
     resources["AsyncDeadLetterQueue"] = {"Type": "AWS::SQS::Queue", "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}}
     add_alarms(resources, env)
@@ -266,7 +283,7 @@ def incoming_writers_only(env: dict[str, str]) -> dict[str, Any]:
             "Condition": {"ArnNotEquals": {"aws:PrincipalArn": arn("APIHandlerRole")}}}
 
 
-def add_workflow(resources: dict[str, Any], definition: str, env: dict[str, str]) -> None:
+def add_workflow(resources: dict[str, Any], definition: str, env: dict[str, str], timeouts: GpuTimeouts) -> None:
     resources["StateMachineLogs"] = {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": {"Ref": "LogRetentionDays"}}}
     resources["StateMachineRole"] = {"Type": "AWS::IAM::Role", "Properties": {
         "AssumeRolePolicyDocument": trust("states.amazonaws.com"),
@@ -280,8 +297,8 @@ def add_workflow(resources: dict[str, Any], definition: str, env: dict[str, str]
     resources["JobStateMachine"] = {"Type": "AWS::StepFunctions::StateMachine", "Properties": {
         "StateMachineName": env["STATE_MACHINE_NAME"], "StateMachineType": "STANDARD", "RoleArn": arn("StateMachineRole"),
         "DefinitionString": definition,
-        "DefinitionSubstitutions": {"JobStepsQueueUrl": {"Ref": "JobStepsQueue"}, "HeartbeatSeconds": env["JOB_HEARTBEAT_SECONDS"],
-                                    "GpuTimeoutSeconds": env["JOB_GPU_TIMEOUT_SECONDS"], "StepTimeoutSeconds": "900",
+        "DefinitionSubstitutions": {"JobStepsQueueUrl": {"Ref": "JobStepsQueue"}, "HeartbeatSeconds": str(timeouts.heartbeat_s),
+                                    "GpuTimeoutSeconds": str(timeouts.gpu_step_s), "StepTimeoutSeconds": "900",
                                     "RetryIntervalSeconds": "10", "FallbackConcurrency": "4", "MaxResumes": "2"},
         "LoggingConfiguration": {"Level": "ERROR", "IncludeExecutionData": False,
                                  "Destinations": [{"CloudWatchLogsLogGroup": {"LogGroupArn": arn("StateMachineLogs")}}]},
@@ -292,15 +309,44 @@ def trust(service: str) -> dict[str, Any]:
     return {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]}
 
 
-def add_batch(resources: dict[str, Any], env: dict[str, str]) -> None:
-    def environment(kind: str, allocation: str) -> dict[str, Any]:
-        return {"Type": "AWS::Batch::ComputeEnvironment", "Properties": {"Type": "MANAGED", "State": "ENABLED", "ComputeResources": {
-            "Type": kind, "AllocationStrategy": allocation, "MinvCpus": 0, "MaxvCpus": {"Ref": "MaxGpuVcpus"},
-            "InstanceTypes": {"Ref": "GpuInstanceTypes"}, "Subnets": {"Ref": "SubnetIds"}, "SecurityGroupIds": {"Ref": "SecurityGroupIds"},
-            "InstanceRole": arn("BatchInstanceProfile"), "Ec2Configuration": [{"ImageType": "ECS_AL2023_NVIDIA"}]}}}
+MODEL_CACHE_HOST_PATH = "/opt/crossover/models"
+# Batch needs MIME multi-part user data. Instance-store NVMe (g5/g6/g6e/g7e all have it) becomes the
+# model cache, kept between jobs on the instance; without one, the cache lives on the root volume.
+MODEL_CACHE_USER_DATA = f"""MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="==CROSSOVER=="
 
-    resources["GpuSpotEnvironment"] = environment("SPOT", "SPOT_PRICE_CAPACITY_OPTIMIZED")
-    resources["GpuOnDemandEnvironment"] = environment("EC2", "BEST_FIT_PROGRESSIVE")
+--==CROSSOVER==
+Content-Type: text/x-shellscript; charset="us-ascii"
+
+#!/bin/bash
+set -euo pipefail
+mkdir -p {MODEL_CACHE_HOST_PATH}
+device=$(lsblk -d -n -o NAME,MODEL | awk '/Instance Storage/ {{print "/dev/"$1; exit}}')
+if [ -n "$device" ] && ! mountpoint -q {MODEL_CACHE_HOST_PATH}; then
+  mkfs.xfs -f "$device" && mount -o noatime "$device" {MODEL_CACHE_HOST_PATH}
+fi
+--==CROSSOVER==--
+"""
+
+
+def add_batch(resources: dict[str, Any], env: dict[str, str], plan: ServingPlan, timeouts: GpuTimeouts) -> None:
+    def environment(kind: str, allocation: str, warm: Any) -> dict[str, Any]:
+        return {"Type": "AWS::Batch::ComputeEnvironment", "Properties": {"Type": "MANAGED", "State": "ENABLED", "ComputeResources": {
+            "Type": kind, "AllocationStrategy": allocation, "MinvCpus": warm, "MaxvCpus": {"Ref": "MaxGpuVcpus"},
+            "InstanceTypes": plan.instance_types, "Subnets": {"Ref": "SubnetIds"}, "SecurityGroupIds": {"Ref": "SecurityGroupIds"},
+            "InstanceRole": arn("BatchInstanceProfile"), "Ec2Configuration": [{"ImageType": "ECS_AL2023_NVIDIA"}],
+            "LaunchTemplate": {"LaunchTemplateId": {"Ref": "GpuLaunchTemplate"},
+                               "Version": {"Fn::GetAtt": ["GpuLaunchTemplate", "LatestVersionNumber"]}}}}}
+
+    # The root volume holds the vLLM image; the model cache gets the instance store, or this volume.
+    resources["GpuLaunchTemplate"] = {"Type": "AWS::EC2::LaunchTemplate", "Properties": {"LaunchTemplateData": {
+        "BlockDeviceMappings": [{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": plan.cache_volume_gib, "VolumeType": "gp3",
+                                                                    "Encrypted": True, "DeleteOnTermination": True}}],
+        "MetadataOptions": {"HttpTokens": "required", "HttpPutResponseHopLimit": 2},
+        "UserData": {"Fn::Base64": MODEL_CACHE_USER_DATA}}}}
+    resources["GpuSpotEnvironment"] = environment("SPOT", "SPOT_PRICE_CAPACITY_OPTIMIZED", 0)
+    # Warm capacity (WarmGpuVcpus) is on-demand: a spot instance kept warm could be reclaimed anyway.
+    resources["GpuOnDemandEnvironment"] = environment("EC2", "BEST_FIT_PROGRESSIVE", {"Ref": "WarmGpuVcpus"})
     resources["GpuJobQueue"] = {"Type": "AWS::Batch::JobQueue", "Properties": {"JobQueueName": env["BATCH_JOB_QUEUE"], "Priority": 1, "State": "ENABLED",
         "ComputeEnvironmentOrder": [{"Order": 1, "ComputeEnvironment": {"Ref": "GpuSpotEnvironment"}},  # spot first
                                     {"Order": 2, "ComputeEnvironment": {"Ref": "GpuOnDemandEnvironment"}}]}}
@@ -312,6 +358,13 @@ def add_batch(resources: dict[str, Any], env: dict[str, str]) -> None:
     resources["WorkerJobRole"] = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust("ecs-tasks.amazonaws.com"),
         "Policies": [{"PolicyName": "worker", "PolicyDocument": {"Version": "2012-10-17", "Statement": [
             statement(["states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"], ["*"])]}}]}}
+    # The model weights (worker/weights.py): read-only, that prefix only, and only when a bucket is given.
+    resources["WorkerModelReadPolicy"] = {"Type": "AWS::IAM::Policy", "Condition": "HasModelBucket", "Properties": {
+        "PolicyName": "read-model-weights", "Roles": [{"Ref": "WorkerJobRole"}],
+        "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+            statement(["s3:GetObject"], [sub("arn:${AWS::Partition}:s3:::${ModelBucket}/${ModelPrefix}*")]),
+            {**statement(["s3:ListBucket"], [sub("arn:${AWS::Partition}:s3:::${ModelBucket}")]),
+             "Condition": {"StringLike": {"s3:prefix": [sub("${ModelPrefix}*")]}}}]}}}
     # A separate policy: the data role's trust names the job role, so the job role cannot name it back.
     resources["WorkerAssumeTenantPolicy"] = {"Type": "AWS::IAM::Policy", "Properties": {
         "PolicyName": "assume-tenant-data-role", "Roles": [{"Ref": "WorkerJobRole"}],
@@ -330,17 +383,32 @@ def add_batch(resources: dict[str, Any], env: dict[str, str]) -> None:
             {**KMS, "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
              "Condition": {"StringEquals": {"kms:EncryptionContext:tenant": "${aws:PrincipalTag/tenant}"}}}]}}]}}
     resources["WorkerLogs"] = {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": {"Ref": "LogRetentionDays"}}}
-    resources["WorkerJobDefinition"] = {"Type": "AWS::Batch::JobDefinition", "Properties": {
+    resources["WorkerJobDefinition"] = worker_job_definition(env, plan, timeouts)
+
+
+def worker_job_definition(env: dict[str, str], plan: ServingPlan, timeouts: GpuTimeouts) -> dict[str, Any]:
+    """GPUs, vLLM flags and shared memory from the serving plan; weights from S3 into a cache on the host."""
+    variables = {"KMS_KEY_ID": {"Ref": "DataKey"}, "GPU_COUNT": str(plan.gpus), "TENANT_ROLE_ARN": arn("WorkerTenantDataRole"),
+                 "MODEL_NAME": plan.served_name, "TENSOR_PARALLEL_SIZE": str(plan.tensor_parallel),
+                 "QUANTIZATION": plan.quantization or "", "DTYPE": plan.dtype, "MAX_MODEL_LEN": str(plan.max_model_len),
+                 "GPU_MEMORY_UTILIZATION": str(plan.gpu_memory_utilization), "MODEL_CACHE_DIR": "/models",
+                 "MODEL_S3_URI": {"Fn::If": ["HasModelBucket", sub("s3://${ModelBucket}/${ModelPrefix}"), ""]},
+                 "HEARTBEAT_INTERVAL_S": str(max(5, timeouts.heartbeat_s // 5))}
+    return {"Type": "AWS::Batch::JobDefinition", "Properties": {
         "JobDefinitionName": env["BATCH_JOB_DEFINITION"], "Type": "container", "PlatformCapabilities": ["EC2"],
         "ContainerProperties": {"Image": {"Ref": "WorkerImage"}, "JobRoleArn": arn("WorkerJobRole"), "Command": ["python3", "-m", "worker"],
-                                "ResourceRequirements": [{"Type": "GPU", "Value": "1"}, {"Type": "VCPU", "Value": "4"}, {"Type": "MEMORY", "Value": "30000"}],
-                                "Environment": [{"Name": "KMS_KEY_ID", "Value": {"Ref": "DataKey"}}, {"Name": "GPU_COUNT", "Value": "1"},
-                                                {"Name": "TENANT_ROLE_ARN", "Value": arn("WorkerTenantDataRole")}],
+                                "ResourceRequirements": [{"Type": "GPU", "Value": str(plan.gpus)}, {"Type": "VCPU", "Value": str(plan.vcpus)},
+                                                         {"Type": "MEMORY", "Value": str(plan.memory_mib)}],
+                                "LinuxParameters": {"SharedMemorySize": plan.shared_memory_mib},
+                                "Volumes": [{"Name": "model-cache", "Host": {"SourcePath": MODEL_CACHE_HOST_PATH}}],
+                                "MountPoints": [{"SourceVolume": "model-cache", "ContainerPath": "/models", "ReadOnly": False}],
+                                "Environment": [{"Name": name, "Value": value} for name, value in variables.items()],
                                 # (the ECS agent writes with the instance role's AmazonEC2ContainerServiceforEC2Role)
                                 "LogConfiguration": {"LogDriver": "awslogs", "Options": {"awslogs-group": {"Ref": "WorkerLogs"}}}},
-        # Spot reclaims (Host EC2 terminated) are retried by Batch; the worker checkpoints on SIGTERM.
-        "RetryStrategy": {"Attempts": 2, "EvaluateOnExit": [{"OnStatusReason": "Host EC2*", "Action": "RETRY"}, {"OnReason": "*", "Action": "EXIT"}]},
-        "Timeout": {"AttemptDurationSeconds": int(env["JOB_GPU_TIMEOUT_SECONDS"])}}}
+        # One attempt: a spot reclaim is resumed by the workflow (a new task token, a new job that reads the
+        # checkpoint), never by Batch retrying a job whose token the first attempt's failure has spent.
+        "RetryStrategy": {"Attempts": 1},
+        "Timeout": {"AttemptDurationSeconds": timeouts.batch_attempt_s}}}
 
 
 def alarm(name: str, namespace: str, metric: str, dimensions: list[dict[str, Any]], statistic: str, threshold: Any,
@@ -419,12 +487,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--stage", default="dev", choices=["dev", "prod"])
     parser.add_argument("--out", default=None)
+    deployment = load_catalog().deployment
+    parser.add_argument("--gpu-model", default=deployment.model, help="a model in chalicelib/jobs/gpu_catalog.json")
+    parser.add_argument("--gpu-precision", default=deployment.precision, choices=["bf16", "fp8", "awq-int4"])
+    parser.add_argument("--gpu-instance-types", default=",".join(deployment.instance_types), help="comma-separated EC2 types")
     args = parser.parse_args()
+    try:
+        plan = serving_plan(load_catalog(), args.gpu_model, args.gpu_precision, args.gpu_instance_types.split(","))
+    except FitError as exc:
+        sys.exit(f"package refused: {exc}")
+    print(f"GPU serving plan: {args.gpu_model} {args.gpu_precision} on {', '.join(plan.instance_types)}: "
+          f"{plan.gpus} GPU(s), tensor parallel {plan.tensor_parallel}, quantization {plan.quantization or 'none'}")
     out = os.path.abspath(args.out or os.path.join(ROOT, "build", args.stage))
     os.makedirs(out, exist_ok=True)
     merge_path = os.path.join(out, "merge.json")
     with open(merge_path, "w", encoding="utf-8") as handle:
-        json.dump(merge_template(args.stage), handle, indent=2)
+        json.dump(merge_template(args.stage, plan), handle, indent=2)
     env = {**os.environ, "AWS_ACCESS_KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID", "package"),
            "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY", "package"), "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")}
     chalice = os.path.join(os.path.dirname(sys.executable), "chalice")

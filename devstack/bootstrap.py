@@ -94,10 +94,13 @@ def render_state_machine(substitutions: dict[str, str]) -> str:
 
 
 def local_substitutions(queue_url: str) -> dict[str, str]:
+    from chalicelib.jobs.timing import runtime_gpu_timeouts
+
+    timeouts = runtime_gpu_timeouts(get_settings())
     return {
         "JobStepsQueueUrl": queue_url,
-        "HeartbeatSeconds": os.environ.get("JOB_HEARTBEAT_SECONDS", "60"),
-        "GpuTimeoutSeconds": os.environ.get("JOB_GPU_TIMEOUT_SECONDS", "21600"),
+        "HeartbeatSeconds": str(timeouts.heartbeat_s),
+        "GpuTimeoutSeconds": str(timeouts.gpu_step_s),
         "StepTimeoutSeconds": os.environ.get("JOB_STEP_TIMEOUT_SECONDS", "900"),
         "RetryIntervalSeconds": os.environ.get("JOB_RETRY_INTERVAL_SECONDS", "5"),
         "FallbackConcurrency": os.environ.get("FALLBACK_CONCURRENCY", "4"),

@@ -132,7 +132,7 @@ def get_settings() -> Settings:
         state_machine_name=os.environ.get("STATE_MACHINE_NAME", "crossover-jobs"),
         batch_job_queue=os.environ.get("BATCH_JOB_QUEUE", "crossover-gpu"),
         batch_job_definition=os.environ.get("BATCH_JOB_DEFINITION", "crossover-worker"),
-        fallback_chunk_size=_env_int("FALLBACK_CHUNK_SIZE", 20),
+        fallback_chunk_size=_env_int("FALLBACK_CHUNK_SIZE", 0),  # 0: derived (jobs/timing.py)
         presign_ttl_s=_env_int("PRESIGN_TTL_S", 900),
         max_job_input_bytes=_env_int("MAX_JOB_INPUT_BYTES", 50_000_000),
         reports_bucket=os.environ.get("REPORTS_BUCKET", "crossover-reports"),

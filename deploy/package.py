@@ -103,7 +103,10 @@ def policies() -> dict[str, list[dict[str, Any]]]:
                      statement(["batch:SubmitJob", "batch:TagResource"], [{"Ref": "GpuJobQueue"}, {"Ref": "WorkerJobDefinition"},
                                                                           sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")]),
                      statement(["batch:TerminateJob"], [sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")]),
-                     statement(["batch:DescribeJobs"], ["*"]), sqs_consumer("JobStepsQueue")],
+                     statement(["batch:DescribeJobs"], ["*"]), sqs_consumer("JobStepsQueue"),
+                     # The capacity watch: a delayed message to its own queue, and heartbeats while Batch queues the job.
+                     statement(["sqs:GetQueueUrl", "sqs:SendMessage"], [arn("JobStepsQueue")]),
+                     statement(["states:SendTaskHeartbeat"], ["*"])],
         "Requests": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsQueue")],
         "RequestsFifo": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsFifoQueue")],
         "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),

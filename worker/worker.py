@@ -11,6 +11,7 @@ import base64
 import json
 import logging
 import os
+import random
 import signal
 import subprocess
 import threading
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+
+from .weights import ModelUnavailable, SyncReport, check_baked, sync_from_s3
 
 STALE_TOKEN = ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist")
 
@@ -64,6 +67,21 @@ class Config:
     instance_type: str
     model_server_command: str
     tenant_role_arn: str = ""
+    # The model (worker/weights.py) and how vLLM serves it (from the job definition's serving plan).
+    serve_with: str = ""  # "vllm": start vLLM on the synced model; "": MODEL_SERVER_COMMAND or an external endpoint
+    model_s3_uri: str = ""
+    model_cache_dir: str = "/models"
+    baked_model_dir: str = "/opt/crossover/baked-model"
+    tensor_parallel_size: int = 1
+    quantization: str = ""
+    dtype: str = "auto"
+    max_model_len: int = 0
+    gpu_memory_utilization: float = 0.9
+    model_load_timeout_s: float = 1800.0
+    # Per item: 429 and 5xx are retried with exponential backoff and jitter, then the item fails alone.
+    item_max_attempts: int = 4
+    item_retry_base_s: float = 1.0
+    item_retry_cap_s: float = 30.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Config":
@@ -79,6 +97,14 @@ class Config:
             instance_type=env.get("INSTANCE_TYPE") or instance_type_from_metadata(),
             model_server_command=env.get("MODEL_SERVER_COMMAND", ""),
             tenant_role_arn=env.get("TENANT_ROLE_ARN", ""),
+            serve_with=env.get("SERVE_WITH", ""), model_s3_uri=env.get("MODEL_S3_URI", ""),
+            model_cache_dir=env.get("MODEL_CACHE_DIR", "/models"), baked_model_dir=env.get("BAKED_MODEL_DIR", "/opt/crossover/baked-model"),
+            tensor_parallel_size=int(env.get("TENSOR_PARALLEL_SIZE", "1")), quantization=env.get("QUANTIZATION", ""),
+            dtype=env.get("DTYPE", "auto"), max_model_len=int(env.get("MAX_MODEL_LEN", "0")),
+            gpu_memory_utilization=float(env.get("GPU_MEMORY_UTILIZATION", "0.9")),
+            model_load_timeout_s=float(env.get("MODEL_LOAD_TIMEOUT_S", "1800")),
+            item_max_attempts=max(1, int(env.get("ITEM_MAX_ATTEMPTS", "4"))), item_retry_base_s=float(env.get("ITEM_RETRY_BASE_S", "1")),
+            item_retry_cap_s=float(env.get("ITEM_RETRY_CAP_S", "30")),
         )
 
 
@@ -113,25 +139,60 @@ class Progress:
             return [self.done[index] for index in sorted(self.done)]
 
 
-class ModelDown(Exception):
+class ModelDown(ModelUnavailable):
     """The model server is unreachable: the whole job should fall back, not each item fail."""
 
 
-def complete(config: Config, prompt: str) -> dict[str, Any]:
+RETRYABLE_HTTP = frozenset({429, 500, 502, 503, 504})
+
+
+def retry_delay_s(attempt: int, base_s: float, cap_s: float, retry_after: str | None, draw: float) -> float:
+    """Full-jitter exponential backoff (attempt 1 is the first retry); a server's Retry-After wins, capped."""
+    if retry_after and retry_after.strip().isdigit():
+        return min(float(retry_after), cap_s)
+    return min(cap_s, base_s * 2 ** (attempt - 1)) * draw
+
+
+def complete(config: Config, prompt: str, sleep: Any = time.sleep) -> dict[str, Any]:
     messages = ([{"role": "system", "content": config.system_prompt}] if config.system_prompt else []) + [{"role": "user", "content": prompt}]
     body = json.dumps({"model": config.model_name, "messages": messages, "max_tokens": config.max_tokens}).encode()
-    request = urllib.request.Request(f"{config.model_endpoint}/v1/chat/completions", data=body, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=config.request_timeout_s) as reply:
-            completion = json.load(reply)
-    except urllib.error.HTTPError as exc:
-        return {"error": {"code": "model_error", "message": f"HTTP {exc.code}"}}
-    except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
-        raise ModelDown(str(exc)) from exc
+    for attempt in range(1, config.item_max_attempts + 1):
+        request = urllib.request.Request(f"{config.model_endpoint}/v1/chat/completions", data=body, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=config.request_timeout_s) as reply:
+                completion = json.load(reply)
+            break
+        except urllib.error.HTTPError as exc:
+            if exc.code not in RETRYABLE_HTTP or attempt == config.item_max_attempts:
+                code = "throttled" if exc.code == 429 else "model_error"
+                return {"error": {"code": code, "message": f"HTTP {exc.code} after {attempt} attempt(s)"}, "attempts": attempt}
+            sleep(retry_delay_s(attempt, config.item_retry_base_s, config.item_retry_cap_s, exc.headers.get("Retry-After"), random.random()))
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+            raise ModelDown(str(exc)) from exc
     choice = completion["choices"][0]
     usage = completion.get("usage") or {}
     return {"output": (choice.get("message") or {}).get("content") or "", "finish_reason": choice.get("finish_reason"),
-            "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)}}
+            "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)},
+            **({"attempts": attempt} if attempt > 1 else {})}
+
+
+def vllm_command(config: Config, model_dir: str) -> list[str]:
+    """vLLM's OpenAI server for the serving plan the job definition carries (chalicelib/jobs/fit.py)."""
+    port = config.model_endpoint.rsplit(":", 1)[-1].split("/")[0] if config.model_endpoint.count(":") >= 2 else "8000"
+    command = ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", model_dir, "--served-model-name", config.model_name,
+               "--port", port, "--tensor-parallel-size", str(config.tensor_parallel_size),
+               "--gpu-memory-utilization", str(config.gpu_memory_utilization), "--dtype", config.dtype]
+    if config.quantization:
+        command += ["--quantization", config.quantization]
+    if config.max_model_len:
+        command += ["--max-model-len", str(config.max_model_len)]
+    return command
+
+
+def failed_items(rows: list[dict[str, Any]], listed: int = 1000) -> dict[str, Any]:
+    """Items that ended in an error row: how many, and which (the first `listed` indexes)."""
+    indexes = [row["index"] for row in rows if "error" in row]
+    return {"count": len(indexes), "indexes": indexes[:listed]}
 
 
 def tenant_s3_client(config: Config, base: Any | None = None) -> Any:
@@ -226,20 +287,36 @@ class Worker:
                 self.log("worker.heartbeat_failed", error=exc.__class__.__name__)
             self.stop.wait(self.config.heartbeat_s)
 
-    def _start_model_server(self) -> subprocess.Popen[bytes] | None:
-        if not self.config.model_server_command:
+    def _prepare_model(self) -> tuple[str, SyncReport]:
+        """The model directory: synced from S3 into the cache, or baked into the image. Fails fast."""
+        config = self.config
+        if config.model_s3_uri:
+            return sync_from_s3(boto3.client("s3"), config.model_s3_uri, config.model_cache_dir)
+        if os.path.isdir(config.baked_model_dir):
+            return config.baked_model_dir, check_baked(config.baked_model_dir)
+        if config.serve_with == "vllm":
+            raise ModelUnavailable("no model: MODEL_S3_URI is empty and no model is baked into the image")
+        return "", SyncReport(source="external")
+
+    def _start_model_server(self, model_dir: str) -> subprocess.Popen[bytes] | None:
+        config = self.config
+        if config.model_server_command:
+            process = subprocess.Popen(config.model_server_command, shell=True)  # noqa: S602 (the job definition's own command)
+        elif config.serve_with == "vllm":
+            process = subprocess.Popen(vllm_command(config, model_dir))
+        else:
             return None
-        process = subprocess.Popen(self.config.model_server_command, shell=True)  # noqa: S602 (the job definition's own command)
-        deadline = time.monotonic() + 1800
+        deadline = time.monotonic() + config.model_load_timeout_s
         while time.monotonic() < deadline:
             try:
-                urllib.request.urlopen(f"{self.config.model_endpoint}/v1/models", timeout=2)
+                urllib.request.urlopen(f"{config.model_endpoint}/v1/models", timeout=2)
                 return process
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if process.poll() is not None:
                     raise ModelDown(f"model server exited with {process.returncode}")
                 time.sleep(2)
-        raise ModelDown("model server did not become ready in 30 minutes")
+        process.terminate()
+        raise ModelDown(f"model server did not become ready in {config.model_load_timeout_s:.0f} s")
 
     def run(self) -> int:
         started = time.monotonic()
@@ -249,7 +326,11 @@ class Worker:
         heartbeat.start()
         server = None
         try:
-            server = self._start_model_server()
+            model_dir, sync = self._prepare_model()
+            self.log("worker.model_ready", **sync.as_dict())
+            loading = time.monotonic()
+            server = self._start_model_server(model_dir)
+            model_load = {**sync.as_dict(), "load_seconds": round(time.monotonic() - loading, 3)}
             prompts = [row["prompt"] for row in self._read_lines(config.input_key)]
             for row in self._read_lines(config.checkpoint_key):
                 if "output" in row or "error" in row:
@@ -265,19 +346,22 @@ class Worker:
                 self.log("worker.interrupted", checkpointed=done, total=len(prompts))
                 self._answer(error=("Worker.Interrupted", f"SIGTERM: {done}/{len(prompts)} items checkpointed; the retry resumes"))
                 return 143
-            self._put(config.result_key, self.progress.rows())
+            rows = self.progress.rows()
+            self._put(config.result_key, rows)
             wall = time.monotonic() - started
             report = {"result_uri": f"s3://{config.bucket}/{config.result_key}", "items": len(prompts),
                       "input_tokens": self.progress.input_tokens, "output_tokens": self.progress.output_tokens,
                       "wall_seconds": round(wall, 3), "gpu_seconds": round(wall * config.gpu_count, 3),
-                      "instance_type": config.instance_type, "model": config.model_name}
+                      "instance_type": config.instance_type, "model": config.model_name,
+                      "failed_items": failed_items(rows), "model_load": model_load}
             self._answer(success=report)
-            self.log("worker.succeeded", **{k: v for k, v in report.items() if k != "result_uri"})
+            self.log("worker.succeeded", **{k: v for k, v in report.items() if k not in ("result_uri", "failed_items")},
+                     failed_items=report["failed_items"]["count"])
             return 0
-        except ModelDown as exc:
+        except ModelUnavailable as exc:
             self._try_checkpoint()
-            self.log("worker.model_down", error=str(exc)[:200])
-            self._answer(error=("Worker.ModelUnavailable", f"model server unreachable: {exc}"))
+            self.log("worker.model_unavailable", error=str(exc)[:200])
+            self._answer(error=("Worker.ModelUnavailable", f"model unavailable: {exc}"))
             return 1
         except Exception as exc:  # S3 or another AWS call failing after botocore's retries: say so now
             checkpointed = self._try_checkpoint()
@@ -292,6 +376,8 @@ class Worker:
                 server.terminate()
 
     def _try_checkpoint(self) -> bool:
+        if not self.progress.done:
+            return False  # nothing new: never overwrite an earlier attempt's checkpoint with nothing
         try:
             self._put(self.config.checkpoint_key, self.progress.rows())
             return True

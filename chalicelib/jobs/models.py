@@ -74,6 +74,7 @@ class JobView(BaseModel):
     usage: dict[str, int] | None = None
     cost_usd: float | None = None
     gpu_seconds: float | None = None
+    failed_items: dict[str, Any] | None = None
     result_url: str | None = None
     error: dict[str, str] | None = None
     trace_id: str
@@ -84,7 +85,7 @@ class StepMessage(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    action: Literal["submit_batch", "record_result", "plan_fallback", "fallback_chunk", "merge_fallback", "mark_failed"]
+    action: Literal["submit_batch", "watch_batch", "record_result", "plan_fallback", "fallback_chunk", "merge_fallback", "mark_failed"]
     job_id: str = Field(min_length=1, max_length=64)
     trace_id: str = ""
     task_token: str = Field(min_length=1)
@@ -93,6 +94,8 @@ class StepMessage(BaseModel):
     error: dict[str, Any] | None = None
     chunk: dict[str, Any] | None = None
     chunks: list[dict[str, Any]] | None = None
+    batch_job_id: str | None = None  # watch_batch: the Batch job whose queueing it watches
+    watch: int = Field(default=0, ge=0)  # watch_batch: its place in the chain (a redelivered watch is dropped)
 
 
 class WorkerReport(BaseModel):
@@ -108,3 +111,10 @@ class WorkerReport(BaseModel):
     gpu_seconds: float
     instance_type: str
     model: str
+    failed_items: FailedItems = Field(default_factory=lambda: FailedItems(count=0, indexes=[]))
+    model_load: dict[str, Any] | None = None  # where the weights came from and how long sync and load took
+
+
+class FailedItems(BaseModel):
+    count: int = Field(ge=0)
+    indexes: list[int] = Field(default_factory=list)  # the first ones (the result has every item's error)

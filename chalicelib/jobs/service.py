@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +25,9 @@ from ..meter.pricing import Usage, price_usage
 from ..observability import logger, metrics
 from ..services import Services
 from .models import TERMINAL, JobAccepted, JobRequest, JobView, StepMessage, WorkerReport, parse_s3_uri
+from .policy import job_outcome, watch_action
 from .store import JobStore, now_iso
+from .timing import fallback_chunk_size, runtime_gpu_timeouts
 
 INPUT_AREAS = ("inputs", "incoming")  # where a tenant may point input_uri (its own prefix only)
 _STALE_TOKEN_ERRORS = ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist")
@@ -146,12 +149,13 @@ class JobService:
     def view(self, tenant: Tenant, job_id: str) -> dict[str, Any]:
         job = self._owned(tenant, job_id)
         result_url = None
-        if job["status"] == "SUCCEEDED" and job.get("result_key"):
+        # A job failed for its failed items still has a result: every item, with its output or error.
+        if job["status"] in ("SUCCEEDED", "FAILED") and job.get("result_key"):
             result_url = storage.presigned_get(self.settings.data_bucket, job["result_key"], self.settings.presign_ttl_s)
         return JobView(
             job_id=job_id, status=job["status"], kind=job["kind"], backend=job.get("backend"),
             created_at=job["created_at"], updated_at=job["updated_at"], items=job["items"], usage=job.get("usage"),
-            cost_usd=job.get("cost_usd"), gpu_seconds=job.get("gpu_seconds"), result_url=result_url,
+            cost_usd=job.get("cost_usd"), gpu_seconds=job.get("gpu_seconds"), failed_items=job.get("failed_items"), result_url=result_url,
             error=job.get("error"), trace_id=job["trace_id"],
         ).model_dump(exclude_none=True)
 
@@ -205,6 +209,8 @@ class JobService:
     def _step_submit_batch(self, message: StepMessage, job: dict[str, Any]) -> None:
         if job.get("task_token") == message.task_token and job.get("submitted_attempt") == message.attempt and job.get("batch_job_id"):
             return  # this attempt was submitted already (SQS redelivered the message)
+        if not self._heartbeat(message.task_token):
+            return  # the workflow gave up on this task (redelivered late): no GPU job for a dead token
         settings = self.settings
         environment = {
             "JOB_ID": job["job_id"], "TENANT": job["tenant"], "TASK_TOKEN": message.task_token, "TRACE_ID": message.trace_id,
@@ -220,8 +226,57 @@ class JobService:
         )
         self.store.update(job["job_id"], {"status": "RUNNING", "backend": "self_hosted", "batch_job_id": response["jobId"],
                                           "task_token": message.task_token, "submitted_attempt": message.attempt,
-                                          "attempts": int(job.get("attempts", 0)) + 1})
+                                          "attempts": int(job.get("attempts", 0)) + 1, "batch_submitted_at": time.time(), "watch": 0})
         logger.info("job.batch_submitted", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "batch_job_id": response["jobId"]})
+        self._schedule_watch(message, response["jobId"], 0)
+
+    # ---------- capacity phase: job_steps keeps the task alive until the worker runs ----------
+
+    def _heartbeat(self, token: str) -> bool:
+        """SendTaskHeartbeat; False when the workflow no longer waits on this token."""
+        sfn = aws.client("stepfunctions")
+        try:
+            sfn.send_task_heartbeat(taskToken=token)
+            return True
+        except Exception as exc:
+            if getattr(exc, "response", {}).get("Error", {}).get("Code") in _STALE_TOKEN_ERRORS:
+                return False
+            raise
+
+    def _schedule_watch(self, message: StepMessage, batch_job_id: str, watch: int) -> None:
+        """The next look at the queued Batch job, as a delayed message to this same queue."""
+        sqs = aws.client("sqs")
+        url = sqs.get_queue_url(QueueName=self.settings.job_steps_queue)["QueueUrl"]
+        body = StepMessage(action="watch_batch", job_id=message.job_id, trace_id=message.trace_id, task_token=message.task_token,
+                           attempt=message.attempt, batch_job_id=batch_job_id, watch=watch)
+        sqs.send_message(QueueUrl=url, MessageBody=body.model_dump_json(exclude_none=True),
+                         DelaySeconds=runtime_gpu_timeouts(self.settings).watch_interval_s)
+
+    def batch_status(self, batch_job_id: str) -> str | None:
+        jobs = aws.client("batch").describe_jobs(jobs=[batch_job_id])["jobs"]
+        return jobs[0]["status"] if jobs else None
+
+    def _step_watch_batch(self, message: StepMessage, job: dict[str, Any]) -> None:
+        if (job["status"] in TERMINAL or job.get("batch_job_id") != message.batch_job_id or job.get("task_token") != message.task_token
+                or int(job.get("watch", 0)) != message.watch):
+            return  # a newer attempt, a finished job, or a duplicate of this watch (SQS delivers at least once)
+        timeouts = runtime_gpu_timeouts(self.settings)
+        status = self.batch_status(message.batch_job_id or "")
+        waited = time.time() - float(job.get("batch_submitted_at", time.time()))
+        action = watch_action(status, waited, timeouts.capacity_timeout_s)
+        if action == "stop":
+            return
+        if action == "give_up":
+            self._terminate_batch(job, f"No GPU capacity in {timeouts.capacity_timeout_s} s.")
+            logger.warning("job.no_capacity", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "batch_status": status,
+                                                     "waited_s": round(waited)})
+            self._answer(message.task_token, error=("Batch.NoCapacity", f"still {status} after {waited:.0f} s "
+                                                                        f"(capacity timeout {timeouts.capacity_timeout_s} s)"))
+            return
+        if not self.store.update(job["job_id"], {"watch": message.watch + 1}, expect={"watch": message.watch}):
+            return  # another delivery of this watch got here first
+        if self._heartbeat(message.task_token):
+            self._schedule_watch(message, message.batch_job_id or "", message.watch + 1)
 
     def _step_record_result(self, message: StepMessage, job: dict[str, Any]) -> None:
         try:
@@ -237,12 +292,26 @@ class JobService:
         usage = Usage(input_tokens=report.input_tokens, output_tokens=report.output_tokens)
         self._meter(job, f"{job['job_id']}#gpu", report.model, "self_hosted", "job", usage, cost, message.trace_id, gpu_seconds)
         _, result_key = parse_s3_uri(report.result_uri)
-        self.store.update(job["job_id"], {
-            "status": "SUCCEEDED", "backend": "self_hosted", "result_key": result_key,
+        self._finish(job, message, {
+            "backend": "self_hosted", "result_key": result_key,
             "usage": {"input_tokens": report.input_tokens, "output_tokens": report.output_tokens},
             "cost_usd": float(cost) if cost is not None else None, "gpu_seconds": report.gpu_seconds,
-        })
-        self._answer(message.task_token, {"status": "SUCCEEDED"})
+            **({"model_load": report.model_load} if report.model_load else {}),
+        }, report.failed_items.model_dump())
+
+    def _finish(self, job: dict[str, Any], message: StepMessage, fields: dict[str, Any], failed: dict[str, Any]) -> None:
+        """SUCCEEDED, or FAILED (Job.ItemsFailed) when too many items failed; the result stays readable either way."""
+        status = job_outcome(int(job["items"]), int(failed["count"]), self.settings.job_max_failed_fraction)
+        fields = {**fields, "status": status, "failed_items": failed}
+        if status == "FAILED":
+            fields["error"] = {"code": "Job.ItemsFailed", "message": f"{failed['count']} of {job['items']} items failed "
+                                                                     f"(JOB_MAX_FAILED_FRACTION {self.settings.job_max_failed_fraction})"}
+        self.store.update(job["job_id"], fields)
+        if status == "FAILED":
+            metrics.add_metric(name="JobsFailed", unit="Count", value=1)
+            self._answer(message.task_token, error=("Job.ItemsFailed", fields["error"]["message"]))
+            return
+        self._answer(message.task_token, {"status": "SUCCEEDED", "backend": fields["backend"]})
         metrics.add_metric(name="JobsSucceeded", unit="Count", value=1)
 
     def _step_plan_fallback(self, message: StepMessage, job: dict[str, Any]) -> None:
@@ -253,44 +322,89 @@ class JobService:
             status = aws.client("batch").describe_jobs(jobs=[job["batch_job_id"]])["jobs"]
             if status and status[0]["status"] in ("SUBMITTED", "PENDING", "RUNNABLE"):
                 reason = "Batch.NoCapacity"  # never started: no GPU capacity in time
-        size = self.settings.fallback_chunk_size
+        size = self.chunk_size()
         chunks = [{"index": n, "start": start, "end": min(start + size, job["items"])} for n, start in enumerate(range(0, job["items"], size))]
         self.store.update(job["job_id"], {"backend": "bedrock", "fallback_reason": reason})
         logger.warning("job.fallback", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "reason": reason, "chunks": len(chunks)})
         metrics.add_metric(name="JobFallbacks", unit="Count", value=1)
         self._answer(message.task_token, {"chunks": chunks, "reason": reason})
 
+    def chunk_size(self) -> int:
+        """Items per fallback chunk: what fits the job-steps function (timing.fallback_chunk_size);
+        FALLBACK_CHUNK_SIZE may only make it smaller."""
+        settings = self.settings
+        fits = fallback_chunk_size(settings.job_steps_timeout_s, settings.bedrock_read_timeout_s, settings.bedrock_max_attempts,
+                                   settings.fallback_parallel_calls)
+        return min(fits, settings.fallback_chunk_size) if settings.fallback_chunk_size > 0 else fits
+
     def _step_fallback_chunk(self, message: StepMessage, job: dict[str, Any]) -> None:
+        """Run a chunk's items on Bedrock, `FALLBACK_PARALLEL_CALLS` at a time. Each finished item is
+        metered at once under its own id and checkpointed, so a chunk cut short (Lambda timeout,
+        throttling) is metered for every call it made, and its retry runs only the items left."""
         chunk = message.chunk or {}
         start, end, index = int(chunk["start"]), int(chunk["end"]), int(chunk["index"])
-        prompts = read_prompts(storage.get_text(self.settings.data_bucket, job["input_key"], self.settings.max_job_input_bytes))[start:end]
-        backend = self.services.backends["bedrock"]
-        price = self.services.catalog.token_price(job["model"])
-        limits = AgentLimits(max_steps=1, max_cost_usd=Decimal(str(self.settings.max_request_cost_usd)),
-                             max_tokens=min(int(job["max_tokens"]), self.settings.max_output_tokens), tool_timeout_s=1)
-        rows, usage = [], Usage()
-        for offset, prompt in enumerate(prompts):
-            try:
-                result = run_agent(backend, job["model"], prompt, job.get("system") or None, [], self.services.tools, limits,
-                                   price=lambda u: price_usage(u, price))
-            except Throttled:
-                # Let the workflow retry the chunk with backoff (already-finished chunks stay done).
-                self._answer(message.task_token, error=("Model.Throttled", "Bedrock throttled the fallback"))
-                self._meter(job, f"{job['job_id']}#fallback#{index}#throttled-{uuid.uuid4().hex[:6]}", job["model"], "bedrock",
-                            "fallback", usage, price_usage(usage, price), message.trace_id)
-                return
-            except CrossoverError as exc:
-                rows.append({"index": start + offset, "error": {"code": exc.code, "message": exc.message}})
-                continue
-            usage = usage + result.usage
-            rows.append({"index": start + offset, "output": result.output, "stop_reason": result.stop_reason,
-                         "usage": result.usage.model_dump()})
+        settings = self.settings
+        prompts = read_prompts(storage.get_text(settings.data_bucket, job["input_key"], settings.max_job_input_bytes))[start:end]
         key = storage.tenant_key("results", job["tenant"], job["job_id"], f"fallback-chunk-{index:05d}.jsonl")
-        storage.put_text(self.settings.data_bucket, key, storage.jsonl(rows), self.settings.kms_key_id, job["tenant"])
+        done = {row["index"]: row for row in self._read_rows(key)}
+        price = self.services.catalog.token_price(job["model"])
+        throttled = self._run_fallback_items(message, job, key, price, {start + n: p for n, p in enumerate(prompts)}, done)
+        if throttled:
+            # The workflow retries the chunk with backoff; the items finished so far stay done and metered.
+            self._answer(message.task_token, error=("Model.Throttled", "Bedrock throttled the fallback"))
+            return
+        rows = [done[i] for i in sorted(done)]
+        usage = sum((Usage.model_validate(row["usage"]) for row in rows if "usage" in row), Usage())
         cost = price_usage(usage, price)
-        self._meter(job, f"{job['job_id']}#fallback#{index}", job["model"], "bedrock", "fallback", usage, cost, message.trace_id)
         self._answer(message.task_token, {"index": index, "key": key, "input_tokens": usage.input_tokens,
                                           "output_tokens": usage.output_tokens, "cost_usd": str(cost) if cost is not None else None})
+
+    def _read_rows(self, key: str) -> list[dict[str, Any]]:
+        try:
+            text = storage.get_text(self.settings.data_bucket, key, self.settings.max_job_input_bytes * 4)
+        except Exception as exc:
+            if getattr(exc, "response", {}).get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return []
+            raise
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def _run_fallback_items(self, message: StepMessage, job: dict[str, Any], key: str, price: Any, prompts: dict[int, str],
+                            done: dict[int, dict[str, Any]]) -> bool:
+        """Fill `done` with a row per item (output or error); True if Bedrock throttled (the rest wait for the retry)."""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        backend = self.services.backends["bedrock"]
+        limits = AgentLimits(max_steps=1, max_cost_usd=Decimal(str(self.settings.max_request_cost_usd)),
+                             max_tokens=min(int(job["max_tokens"]), self.settings.max_output_tokens), tool_timeout_s=1)
+        lock, throttled = threading.Lock(), threading.Event()
+
+        def run(item: int) -> None:
+            if throttled.is_set():
+                return
+            try:
+                result = run_agent(backend, job["model"], prompts[item], job.get("system") or None, [], self.services.tools, limits,
+                                   price=lambda u: price_usage(u, price))
+            except Throttled:
+                throttled.set()
+                return
+            except CrossoverError as exc:
+                row: dict[str, Any] = {"index": item, "error": {"code": exc.code, "message": exc.message}}
+            else:
+                row = {"index": item, "output": result.output, "stop_reason": result.stop_reason, "usage": result.usage.model_dump()}
+                # One ledger row per item, named after the item: a redelivered or retried chunk that meters
+                # it again is deduplicated by the ledger, and the checkpoint below stops it calling again.
+                self._meter(job, f"{job['job_id']}#fallback#{item}", job["model"], "bedrock", "fallback", result.usage,
+                            price_usage(result.usage, price), message.trace_id)
+            with lock:
+                done[item] = row
+                storage.put_text(self.settings.data_bucket, key, storage.jsonl([done[i] for i in sorted(done)]),
+                                 self.settings.kms_key_id, job["tenant"])
+
+        todo = [item for item in sorted(prompts) if item not in done]
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.fallback_parallel_calls), thread_name_prefix="fallback") as pool:
+            list(pool.map(run, todo))
+        return throttled.is_set()
 
     def _step_merge_fallback(self, message: StepMessage, job: dict[str, Any]) -> None:
         chunks = sorted(message.chunks or [], key=lambda c: int(c["index"]))
@@ -298,13 +412,12 @@ class JobService:
         result_key = storage.tenant_key("results", job["tenant"], job["job_id"], "output.jsonl")
         storage.put_text(self.settings.data_bucket, result_key, text, self.settings.kms_key_id, job["tenant"])
         costs = [Decimal(c["cost_usd"]) for c in chunks if c.get("cost_usd") is not None]
-        self.store.update(job["job_id"], {
-            "status": "SUCCEEDED", "backend": "bedrock", "result_key": result_key,
+        failed = [json.loads(line)["index"] for line in text.splitlines() if line.strip() and "error" in json.loads(line)]
+        self._finish(job, message, {
+            "backend": "bedrock", "result_key": result_key,
             "usage": {"input_tokens": sum(int(c["input_tokens"]) for c in chunks), "output_tokens": sum(int(c["output_tokens"]) for c in chunks)},
             "cost_usd": float(sum(costs)) if len(costs) == len(chunks) else None,
-        })
-        self._answer(message.task_token, {"status": "SUCCEEDED", "backend": "bedrock"})
-        metrics.add_metric(name="JobsSucceeded", unit="Count", value=1)
+        }, {"count": len(failed), "indexes": failed[:1000]})
 
     def _step_mark_failed(self, message: StepMessage, job: dict[str, Any]) -> None:
         error = message.error or {}
@@ -337,7 +450,10 @@ class JobService:
         reason = str(detail.get("statusReason") or "Batch job failed")
         # Kept on the record too: the failure step then has the reason even if the cause is lost on the way.
         self.store.update(job["job_id"], {"batch_failure_reason": reason[:2000]})
-        self._answer(job["task_token"], error=("Batch.JobFailed", reason))
+        # The instance went away (a spot reclaim, a host failure): the workflow resumes from the worker's
+        # checkpoint once (CanResume), as for Worker.Interrupted; Batch itself never retries (one attempt).
+        code = "Batch.HostTerminated" if reason.startswith("Host EC2") else "Batch.JobFailed"
+        self._answer(job["task_token"], error=(code, reason))
         logger.warning("job.batch_failed", extra={"trace_id": job["trace_id"], "job_id": job["job_id"], "reason": reason[:200]})
         return "failed"
 

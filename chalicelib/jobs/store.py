@@ -38,8 +38,9 @@ class JobStore:
         item = self._client().get_item(TableName=self._table, Key={"job_id": {"S": job_id}}, ConsistentRead=True).get("Item")
         return from_item(item) if item else None
 
-    def update(self, job_id: str, fields: dict[str, Any], only_if_active: bool = True) -> bool:
-        """Set fields; with only_if_active, a job already SUCCEEDED/FAILED/CANCELLED is left alone (False)."""
+    def update(self, job_id: str, fields: dict[str, Any], only_if_active: bool = True, expect: dict[str, Any] | None = None) -> bool:
+        """Set fields; with only_if_active, a job already SUCCEEDED/FAILED/CANCELLED is left alone (False);
+        with `expect`, only if those fields hold those values now (absent counts as 0), else False."""
         from botocore.exceptions import ClientError
 
         fields = {**fields, "updated_at": now_iso()}
@@ -55,6 +56,10 @@ class JobStore:
             request["ConditionExpression"] += " AND NOT #status IN (" + ", ".join(f":t{i}" for i in range(len(TERMINAL))) + ")"
             request["ExpressionAttributeNames"]["#status"] = "status"
             request["ExpressionAttributeValues"].update({f":t{i}": {"S": status} for i, status in enumerate(TERMINAL)})
+        for i, (name, value) in enumerate((expect or {}).items()):
+            request["ConditionExpression"] += f" AND (#e{i} = :e{i}" + (f" OR attribute_not_exists(#e{i}))" if value == 0 else ")")
+            request["ExpressionAttributeNames"][f"#e{i}"] = name
+            request["ExpressionAttributeValues"][f":e{i}"] = to_value(value)
         try:
             self._client().update_item(**request)
         except ClientError as exc:

@@ -88,3 +88,20 @@ def test_package_refuses_a_model_that_cannot_fit(tmp_path):
     assert result.returncode != 0
     assert "package refused: qwen3-32b bf16 does not fit: g6e.xlarge: needs 67.0 GiB per GPU" in result.stderr
     assert not (tmp_path / "sam.json").exists()
+
+
+def test_fallback_chunks_fit_the_job_steps_function_with_margin():
+    """The chunk size derives from the function's timeout and botocore's worst case per Bedrock call."""
+    import json as _json
+
+    from chalicelib.jobs.timing import CHUNK_MARGIN_FRACTION, fallback_chunk_size, per_call_worst_s
+
+    with open(os.path.join(ROOT, ".chalice", "config.json"), encoding="utf-8") as handle:
+        chalice = _json.load(handle)
+    timeout = chalice.get("lambda_functions", {}).get("job_steps", {}).get("lambda_timeout", 900)
+    assert timeout == 900  # = JOB_STEPS_TIMEOUT_SECONDS' default, which the chunk size is derived from
+    size = fallback_chunk_size(timeout, read_timeout_s=60, attempts=4, parallel_calls=8)
+    rounds = size // 8
+    assert rounds * per_call_worst_s(60, 4) <= timeout * (1 - CHUNK_MARGIN_FRACTION) and size == 16
+    with pytest.raises(ValueError, match="more than"):
+        fallback_chunk_size(60, read_timeout_s=60, attempts=4, parallel_calls=8)  # the old 60 s function could not hold one item

@@ -22,10 +22,14 @@ def jobs_aws(monkeypatch):
 
     for name, value in stage_environment("dev").items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("JOB_HEARTBEAT_SECONDS", "2")
+    # 6 s: short enough to test a lost heartbeat, long enough for a loaded 2-core runner to get from one step to the next.
+    monkeypatch.setenv("JOB_HEARTBEAT_SECONDS", "6")
     monkeypatch.setenv("JOB_RETRY_INTERVAL_SECONDS", "1")
     monkeypatch.setenv("FALLBACK_CHUNK_SIZE", "2")
     monkeypatch.setenv("FALLBACK_CONCURRENCY", "1")  # chunks in order, so the Stubber's answers line up
+    monkeypatch.setenv("FALLBACK_PARALLEL_CALLS", "1")  # and the items inside a chunk too
+    monkeypatch.setenv("JOB_WATCH_INTERVAL_SECONDS", "1")
+    monkeypatch.setenv("JOB_CAPACITY_TIMEOUT_SECONDS", "14")  # over two heartbeat windows: only the capacity watch bridges them
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "batch": {"use_docker": False}}):
         _reset()
         from devstack.bootstrap import bootstrap
@@ -145,7 +149,7 @@ def test_worker_failure_falls_back_to_bedrock_in_chunks(jobs_client, pump):
     rows = result_rows(record)
     assert [(row["index"], row["output"]) for row in rows] == [(0, "bedrock says a"), (1, "bedrock says b"), (2, "bedrock says c")]
     fallback_rows = [row for row in ledger_items() if "#fallback#" in row["request_id"]["S"]]
-    assert len(fallback_rows) == 2 and all(row["backend"]["S"] == "bedrock" for row in fallback_rows)  # 2 chunks of <= 2
+    assert len(fallback_rows) == 3 and all(row["backend"]["S"] == "bedrock" for row in fallback_rows)  # one per item, as it finishes
     assert record["usage"] == {"input_tokens": 30, "output_tokens": 6}
     drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")
 
@@ -153,8 +157,8 @@ def test_worker_failure_falls_back_to_bedrock_in_chunks(jobs_client, pump):
 def test_lost_heartbeat_without_fallback_fails_clearly(jobs_client, pump):
     job_id = submit(jobs_client, ["a"], fallback=False)
     drive(pump, lambda: (job_record(job_id) or {}).get("batch_job_id"))
-    # Nobody heartbeats (the job never left RUNNABLE, or the worker died): HeartbeatSeconds=2.
-    drive(pump, lambda: job_record(job_id)["status"] == "FAILED", timeout_s=30)
+    # Nobody heartbeats (the worker died; moto's Batch finishes the job at once, so no capacity watch): HeartbeatSeconds=6.
+    drive(pump, lambda: job_record(job_id)["status"] == "FAILED", timeout_s=60)
     record = job_record(job_id)
     assert record["error"]["code"] in ("States.HeartbeatTimeout", "States.Timeout")
     drive(pump, lambda: execution_status(job_id) == "FAILED")
@@ -169,7 +173,7 @@ def test_heartbeat_loss_with_fallback_reports_no_capacity(jobs_client, pump):
     real_describe = batch.describe_jobs
     with Stubber(get_services().backends["bedrock"]._client) as stub:
         stub.add_response("converse", converse_text("fallback"))
-        drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED", timeout_s=30)
+        drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED", timeout_s=60)
     assert job_record(job_id)["fallback_reason"] in ("Batch.NoCapacity", "States.HeartbeatTimeout", "States.Timeout")
     assert real_describe  # the Batch job was looked up to tell capacity problems from worker problems
 
@@ -181,10 +185,10 @@ def test_batch_failed_event_fails_the_waiting_step(jobs_client, pump):
     drive(pump, lambda: (job_record(job_id) or {}).get("batch_job_id"))
     record = job_record(job_id)
     outcome = handlers.batch_job_failed({"jobName": f"crossover-{job_id}", "jobId": record["batch_job_id"], "status": "FAILED",
-                                         "statusReason": "Host EC2 (instance i-0abc) terminated."})
+                                         "statusReason": "Essential container in task exited"})
     assert outcome == "failed"
     drive(pump, lambda: job_record(job_id)["status"] == "FAILED", timeout_s=10)
-    assert job_record(job_id)["error"] == {"code": "Batch.JobFailed", "message": "Host EC2 (instance i-0abc) terminated."}
+    assert job_record(job_id)["error"] == {"code": "Batch.JobFailed", "message": "Essential container in task exited"}
     # the same event again (EventBridge delivers at least once) is harmless
     handlers.batch_job_failed({"jobName": f"crossover-{job_id}", "jobId": record["batch_job_id"], "status": "FAILED", "statusReason": "x"})
 
@@ -278,3 +282,120 @@ def test_duplicate_callback_is_rejected_harmlessly(jobs_client, pump):
     pump.poll_once()
     assert job_record(job_id)["status"] == "SUCCEEDED" and execution_status(job_id) == "SUCCEEDED"
     model.server.shutdown()
+
+
+class BatchReports:
+    """Batch's DescribeJobs answering a fixed status (moto's Batch finishes every job at once): a stand-in
+    at the AWS boundary, through botocore's own before-call hook, for a job waiting for GPU capacity."""
+
+    class _Http:
+        status_code = 200
+
+    def __init__(self, status: str):
+        from chalicelib import aws
+
+        self.status = status
+        self.client = aws.client("batch")
+        self.client.meta.events.register("before-call.batch.DescribeJobs", self)
+
+    def __call__(self, params, **_):
+        return self._Http(), {"jobs": [{"jobId": "x", "jobName": "x", "status": self.status, "jobQueue": "q",
+                                        "jobDefinition": "d", "startedAt": 0}]}
+
+    def close(self):
+        self.client.meta.events.unregister("before-call.batch.DescribeJobs", self)
+
+
+def batch_jobs_for(job_id: str) -> list[str]:
+    from chalicelib.services import get_services
+
+    batch, queue = boto3.client("batch"), get_services().settings.batch_job_queue
+    ids = set()
+    for status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED"):
+        ids.update(j["jobId"] for j in batch.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"] if j["jobName"] == f"crossover-{job_id}")
+    return sorted(ids)
+
+
+def test_a_job_waiting_for_gpu_capacity_is_kept_alive_then_falls_back_at_the_capacity_timeout(jobs_client, pump):
+    from chalicelib.services import get_services
+
+    runnable = BatchReports("RUNNABLE")
+    try:
+        job_id = submit(jobs_client, ["a"])
+        drive(pump, lambda: (job_record(job_id) or {}).get("batch_job_id"))
+        submitted = time.monotonic()
+        with Stubber(get_services().backends["bedrock"]._client) as stub:
+            stub.add_response("converse", converse_text("from bedrock"))
+            drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED", timeout_s=90)
+        waited = time.monotonic() - submitted
+    finally:
+        runnable.close()
+    record = job_record(job_id)
+    assert record["fallback_reason"] == "Batch.NoCapacity" and record["backend"] == "bedrock"
+    assert waited >= 13  # past two heartbeat windows (6 s) without a States.HeartbeatTimeout: the watch heartbeated
+    assert int(record["watch"]) >= 3
+    assert boto3.client("batch").describe_jobs(jobs=[record["batch_job_id"]])["jobs"][0]["status"] in ("FAILED", "SUCCEEDED")
+
+
+def test_a_spot_reclaim_resubmits_exactly_once(jobs_client, pump):
+    from chalicelib import handlers
+
+    model = FakeOpenAI()
+    job_id = submit(jobs_client, [f"p{i}" for i in range(4)], fallback=False)
+    drive(pump, lambda: (job_record(job_id) or {}).get("batch_job_id"))
+    first = job_record(job_id)["batch_job_id"]
+    worker = worker_for(job_id, model.url, CONCURRENCY="1")
+    original = worker.progress.add
+
+    def add_then_reclaim(row):  # the instance is reclaimed after the first item
+        original(row)
+        if len(worker.progress.done) == 1:
+            # Batch reports the host gone (EventBridge) before the worker's own SIGTERM answer arrives.
+            assert handlers.batch_job_failed({"jobName": f"crossover-{job_id}", "jobId": first, "status": "FAILED",
+                                              "statusReason": "Host EC2 (instance i-0abc) terminated."}) == "failed"
+            worker.stop.set()
+
+    worker.progress.add = add_then_reclaim
+    assert worker.run() in (1, 143)  # its Worker.Interrupted answer finds the token spent: harmless
+    drive(pump, lambda: job_record(job_id)["batch_job_id"] != first, timeout_s=15)
+    assert worker_for(job_id, model.url).run() == 0
+    drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED")
+    drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")
+    assert len(batch_jobs_for(job_id)) == 2 and job_record(job_id)["attempts"] == 2  # the reclaimed job and one resubmission
+    assert len(model.requests) == 4  # the checkpointed item was not run again
+    model.server.shutdown()
+
+
+def test_failed_items_fail_the_job_above_the_threshold_and_stay_readable(jobs_client, pump):
+    model = FakeOpenAI()
+    model.fail = True  # every request: 503, retried per item, then an error row
+    job_id = submit(jobs_client, ["a", "b"], fallback=False)
+    drive(pump, lambda: (job_record(job_id) or {}).get("batch_job_id"))
+    assert worker_for(job_id, model.url, ITEM_MAX_ATTEMPTS="2", ITEM_RETRY_BASE_S="0.01").run() == 0
+    drive(pump, lambda: job_record(job_id)["status"] == "FAILED")
+    view = jobs_client.http.get(f"/v1/jobs/{job_id}", headers={"x-api-key": DEV_KEY}).json_body
+    assert view["failed_items"] == {"count": 2, "indexes": [0, 1]} and view["error"]["code"] == "Job.ItemsFailed"
+    assert view["result_url"]  # every item's error is in the result
+    assert len(model.requests) == 4  # two attempts per item
+    drive(pump, lambda: execution_status(job_id) == "FAILED")
+    model.server.shutdown()
+
+
+def test_a_throttled_fallback_chunk_meters_what_it_ran_and_its_retry_runs_only_the_rest(jobs_client, pump):
+    from chalicelib.services import get_services
+
+    job_id = submit(jobs_client, ["a", "b"])
+    drive(pump, lambda: (job_record(job_id) or {}).get("batch_job_id"))
+    token = job_record(job_id)["task_token"]
+    with Stubber(get_services().backends["bedrock"]._client) as stub:
+        stub.add_response("converse", converse_text("first", 10, 2))
+        stub.add_client_error("converse", "ThrottlingException", http_status_code=429)
+        stub.add_response("converse", converse_text("second", 10, 2))
+        boto3.client("stepfunctions").send_task_failure(taskToken=token, error="Worker.ModelUnavailable", cause="no model")
+        drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED", timeout_s=30)
+        stub.assert_no_pending_responses()  # three calls: a, b (throttled), b again; never a twice
+    rows = result_rows(job_record(job_id))
+    assert [(row["index"], row["output"]) for row in rows] == [(0, "first"), (1, "second")]
+    metered = sorted(row["request_id"]["S"] for row in ledger_items() if "#fallback#" in row["request_id"]["S"])
+    assert metered == [f"{job_id}#fallback#0", f"{job_id}#fallback#1"]
+    assert job_record(job_id)["usage"] == {"input_tokens": 20, "output_tokens": 4}

@@ -60,13 +60,13 @@ def job_steps(event):  # type: ignore[no-untyped-def]
 @app.on_sqs_message(queue=os.environ.get("REQUESTS_QUEUE", "crossover-requests"), batch_size=CONSUMERS["requests"].batch_size, name="requests")
 def requests(event):  # type: ignore[no-untyped-def]
     use_lambda_context(event.context)
-    return handlers.requests(event.to_dict())
+    return handlers.requests(event.to_dict(), event.context)
 
 
 @app.on_sqs_message(queue=os.environ.get("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo"), batch_size=CONSUMERS["requests_fifo"].batch_size, name="requests_fifo")
 def requests_fifo(event):  # type: ignore[no-untyped-def]
     use_lambda_context(event.context)
-    return handlers.requests_fifo(event.to_dict())
+    return handlers.requests_fifo(event.to_dict(), event.context)
 
 
 # S3 ObjectCreated -> object-events queue -> here (the bucket notification is in deploy/resources.json).
@@ -74,7 +74,7 @@ def requests_fifo(event):  # type: ignore[no-untyped-def]
 @app.on_sqs_message(queue=os.environ.get("OBJECT_EVENTS_QUEUE", "crossover-object-events"), batch_size=CONSUMERS["object_events"].batch_size, name="object_events")
 def object_events(event):  # type: ignore[no-untyped-def]
     use_lambda_context(event.context)
-    return handlers.object_events(event.to_dict())
+    return handlers.object_events(event.to_dict(), event.context)
 
 
 # Ledger entries DynamoDB refused after a paid call (chalicelib/meter/spill.py), replayed idempotently.

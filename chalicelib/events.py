@@ -25,6 +25,7 @@ from .idempotency import run_once, stable_request_id
 from .jobs.models import JobInput, JobRequest
 from .observability import logger, metrics
 from .services import Services
+from .timing import Deadline
 
 Kind = Literal["job", "invoke"]
 TRANSIENT = (Throttled, ModelUnavailable, ModelTimeout)  # retry these; everything else is an outcome
@@ -97,10 +98,11 @@ def parse_incoming_key(key: str, prefix: str) -> tuple[str, str | None] | None:
 
 
 class EventProcessor:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, deadline: Deadline | None = None) -> None:
         from .jobs.service import job_service
 
         self.services = services
+        self.deadline = deadline  # the invocation's (chalicelib/timing.py): an invoke stops there, metered
         self.outcomes = EventOutcomes(services.settings.events_table)
         self.jobs = job_service(services)
 
@@ -186,7 +188,7 @@ class EventProcessor:
                 from .invoke import invoke
 
                 request = InvokeRequest.model_validate(safe_json.loads_object(text, "Object"))
-                answer = invoke(self.services, tenant, request, trace_id, stable_request_id(scope, event_id))
+                answer = invoke(self.services, tenant, request, trace_id, stable_request_id(scope, event_id), deadline=self.deadline)
                 return {"status": "done", "answer": answer}
             except PromptRejected as exc:
                 return {"status": "rejected", "reason": "prompt_rejected", "reasons": exc.details.get("reasons", [])}

@@ -5,6 +5,7 @@ from typing import Any
 
 from .observability import logger, metrics
 from .services import get_services
+from .timing import lambda_deadline
 
 
 def daily_cost_report() -> dict[str, Any]:
@@ -57,11 +58,11 @@ def _trace_id(record: Any) -> str:
     return trace_id_from({"x-amzn-trace-id": header}) if header else new_trace_id()
 
 
-def object_events(raw_event: dict[str, Any]) -> dict[str, Any]:
+def object_events(raw_event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """S3 ObjectCreated notifications delivered through the object-events queue."""
     from .events import EventProcessor
 
-    processor = EventProcessor(get_services())
+    processor = EventProcessor(get_services(), lambda_deadline(context))
     return _partial_batch(raw_event, "object_events", lambda record: processor.s3_notification(record.body, record.message_id, _trace_id(record)))
 
 
@@ -73,23 +74,23 @@ def meter_spill(raw_event: dict[str, Any]) -> dict[str, Any]:
     return _partial_batch(raw_event, "meter_spill", lambda record: replay(ledger, record.body))
 
 
-def requests(raw_event: dict[str, Any]) -> dict[str, Any]:
+def requests(raw_event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """The standard request queue: records are independent; a poison one fails alone."""
-    return _requests(raw_event)
+    return _requests(raw_event, context=context)
 
 
-def requests_fifo(raw_event: dict[str, Any]) -> dict[str, Any]:
+def requests_fifo(raw_event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """The FIFO request queue (message group per tenant): after a failure, the rest of that tenant's
     messages in the batch are returned unprocessed, so their order holds; other tenants go on."""
     from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor
 
-    return _requests(raw_event, SqsFifoPartialProcessor(skip_group_on_error=True))
+    return _requests(raw_event, SqsFifoPartialProcessor(skip_group_on_error=True), context)
 
 
-def _requests(raw_event: dict[str, Any], processor: Any = None) -> dict[str, Any]:
+def _requests(raw_event: dict[str, Any], processor: Any = None, context: Any = None) -> dict[str, Any]:
     from .events import EventProcessor
 
-    events = EventProcessor(get_services())
+    events = EventProcessor(get_services(), lambda_deadline(context))
 
     def handle(record: Any) -> None:
         events.request_message(record.body, record.message_id, record.attributes.message_deduplication_id, _trace_id(record))

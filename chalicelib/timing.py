@@ -49,6 +49,13 @@ def request_deadline(lambda_remaining_s: float | None, behind_api_gateway: bool)
     return Deadline.after(max(0.0, min(limits) - ANSWER_RESERVE_S))
 
 
+def lambda_deadline(context: object) -> Deadline | None:
+    """The deadline of work inside one queue-triggered invocation: stop (and meter what ran) before the
+    Lambda's own timeout would kill it unmetered and return the record for a paid re-run."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    return request_deadline(remaining() / 1000, behind_api_gateway=False) if callable(remaining) else None
+
+
 @dataclass(frozen=True)
 class Consumer:
     """How one SQS consumer takes records. `record_s` is the longest one record may run (its own

@@ -1,4 +1,5 @@
-"""POST /v1/invoke answers 504 `deadline_exceeded` itself, before API Gateway's 29 s, with what ran metered."""
+"""POST /v1/invoke answers 504 `deadline_exceeded` itself, before API Gateway's 29 s, with what ran metered;
+queued invokes stop before their Lambda's timeout the same way."""
 from __future__ import annotations
 
 import time
@@ -8,6 +9,8 @@ from chalicelib import api as api_module
 from chalicelib.models.bedrock import BedrockBackend
 from chalicelib.timing import API_GATEWAY_LIMIT_S, Deadline
 from tests.conftest import converse_text, converse_tool_use, ledger_items, post_json
+from tests.integration.test_events import event_outcome, request, services, sqs_event  # noqa: F401  (services: a fixture)
+from tests.integration.test_jobs import jobs_aws  # noqa: F401  (the fixture `services` uses)
 
 
 def test_invoke_past_its_deadline_answers_504_and_meters_the_steps_that_ran(client, bedrock, monkeypatch):
@@ -44,3 +47,29 @@ def test_invoke_past_its_deadline_answers_504_and_meters_the_steps_that_ran(clie
     assert behind_api_gateway and 0 < remaining_s <= API_GATEWAY_LIMIT_S
     assert derived.remaining() < API_GATEWAY_LIMIT_S
     bedrock._queue.clear()  # the unused second answer (the point of the test)
+
+
+class LambdaContext:
+    def __init__(self, remaining_ms: int):
+        self.remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+def test_a_queued_invoke_stops_at_its_lambdas_deadline_as_a_final_metered_outcome(services):
+    """An SQS record with less time left than the answer reserve runs no model call: the outcome is
+    `deadline_exceeded` (final: the record is not returned for a paid re-run), and nothing is billed."""
+    from botocore.stub import Stubber
+
+    from chalicelib import handlers
+
+    with Stubber(services.backends["bedrock"]._client) as stub:  # no response queued: a model call would fail the test
+        response = handlers.requests(sqs_event([("late-1", request("dev", "too late"))]), LambdaContext(1_000))
+        stub.add_response("converse", converse_text("in time"))
+        in_time = handlers.requests(sqs_event([("on-time-1", request("dev", "in time"))]), LambdaContext(300_000))
+    assert response == {"batchItemFailures": []} and in_time == {"batchItemFailures": []}
+    late = event_outcome(services, "sqs-late-1")
+    assert late["status"] == "rejected" and late["reason"] == "deadline_exceeded"
+    assert event_outcome(services, "sqs-on-time-1")["status"] == "done"
+    assert len(ledger_items()) == 1  # only the call that ran

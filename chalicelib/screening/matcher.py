@@ -18,7 +18,6 @@ is what the folded readings are made of.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re  # only for rule patterns (ours) and ASCII word tokens, never a backtracking match on a rule
 import threading
@@ -133,6 +132,8 @@ def _hyperscan_flags():  # noqa: ANN202
 
 def database_key(members: list[tuple[int, str]]) -> str:
     """Names a compiled database: the Hyperscan version and exactly what was compiled into it."""
+    import hashlib
+
     import hyperscan
 
     digest = hashlib.sha256(f"{hyperscan.__version__}\n{_hyperscan_flags()}\n".encode())

@@ -20,8 +20,8 @@ from itertools import islice
 
 # Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_SPACES = re.compile(r"\s+")
+# Control characters and whitespace runs become one space, in one pass.
+_CONTROL_OR_SPACES = re.compile(r"[\s\x00-\x08\x0e-\x1f\x7f-\x9f]+")
 # Letters spaced or punctuated apart: "i g n o r e", "i.g.n.o.r.e" (4 letters or more, not touching
 # other letters). Linear: each repetition is one separator then one letter (no choice), an attempt
 # that reaches a letter backs off one step at most, and one that fails is shorter than 5 letters.
@@ -80,13 +80,13 @@ MAX_READINGS = 32  # readings of one input, all depths together
 def fold(text: str) -> str:
     """NFKC, invisible and control characters removed, homoglyphs and accents folded, lower case, one space."""
     text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE.sub("", text)
-    text = _CONTROL.sub(" ", text)
+    if not text.isascii():  # every invisible character is non-ASCII
+        text = _INVISIBLE.sub("", text)
     text = text.lower()
     if not text.isascii() and _FOLDABLE.search(text):  # the common case skips this
         # Homoglyphs to Latin, accents stripped, so one rule covers "instruções"/"instrucoes".
         text = text.translate(_FOLD_TABLE)
-    return _SPACES.sub(" ", text).strip()
+    return _CONTROL_OR_SPACES.sub(" ", text).strip()
 
 
 def join_spaced_letters(folded: str) -> str:
@@ -102,10 +102,17 @@ def unleet(folded: str) -> str:
     """Leetspeak folded to letters, but only inside words that have letters (numbers stay numbers)."""
     if not _LEET_HINT.search(folded):
         return folded
-    # Word by word (the folded text has single spaces): one pass, and a regex only for the words
-    # that leetspeak changes.
-    return " ".join(leet if leet == word or _HAS_LETTER.search(word) else word
-                    for word, leet in zip(folded.split(" "), folded.translate(_LEET).split(" ")))
+    return _LEET_WORD.sub(_unleet_word, folded)
+
+
+# A word with a leetspeak character in it. Linear: it starts only where a word starts, and the lazy
+# scan to the first such character stops at the word's end.
+_LEET_WORD = re.compile(r"(?<!\S)\S*?[0134579@$!|+]\S*")
+
+
+def _unleet_word(match: re.Match[str]) -> str:
+    word = match.group(0)
+    return word.translate(_LEET) if _HAS_LETTER.search(word) else word
 
 
 def _printable_ratio(text: str) -> float:
@@ -168,7 +175,8 @@ def _readings(text: str) -> list[tuple[str, str]]:
     joined = join_spaced_letters(folded)
     readings = [("text", folded), ("text", joined), ("text", unleet(joined)),
                 # rot13 before folding: rot13 leaves accented letters alone, folding would not.
-                ("text", fold(rot13(text)))]
+                # (for ASCII text the two orders agree, and the folded text is at hand)
+                ("text", rot13(folded) if text.isascii() else fold(rot13(text)))]
     if _SPACED_LETTERS.search(folded):
         readings.append(("squashed", squash(unleet(folded))))
     return readings

@@ -70,6 +70,12 @@ _BASE64_CANDIDATE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX_CANDIDATE = re.compile(r"\b(?:[0-9a-fA-F]{2}[\s:]?){8,}\b")
 _URL_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
 _HAS_LETTER = re.compile(r"[a-z]")
+# Text carried by invisible characters: tag characters spell ASCII (U+E0020-E007E), and a run of
+# variation selectors can carry one byte each (VS1-16: 0-15, VS17-256: 16-255), e.g. after an emoji.
+_TAG_RUN = re.compile("[\U000e0020-\U000e007e]{4,}")
+_SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
+_TAG_TO_ASCII = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
+_SELECTOR_TO_BYTE = {**{0xFE00 + index: index for index in range(16)}, **{0xE0100 + index: 16 + index for index in range(240)}}
 
 MAX_DECODED_CHARS = 8_000  # one payload
 MAX_PAYLOADS = 8  # payloads decoded from one text
@@ -133,8 +139,15 @@ def _as_text(raw: bytes) -> str | None:
 
 
 def decoded_payloads(text: str) -> list[str]:
-    """Texts hidden in base64, hex or URL encoding inside `text` (one level)."""
+    """Texts hidden in invisible characters, base64, hex or URL encoding inside `text` (one level)."""
     found: list[str] = []
+    if not text.isascii():
+        for match in islice(_TAG_RUN.finditer(text), MAX_PAYLOADS):
+            found.append(match.group(0).translate(_TAG_TO_ASCII)[:MAX_DECODED_CHARS])
+        for match in islice(_SELECTOR_RUN.finditer(text), MAX_PAYLOADS):
+            decoded = _as_text(match.group(0).translate(_SELECTOR_TO_BYTE).encode("latin-1"))
+            if decoded:
+                found.append(decoded)
     for candidate in islice((match.group(0) for match in _BASE64_CANDIDATE.finditer(text)), MAX_PAYLOADS):
         padded = candidate + "=" * (-len(candidate) % 4)
         for decoder in (base64.b64decode, base64.urlsafe_b64decode):

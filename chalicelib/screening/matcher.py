@@ -183,6 +183,7 @@ def _store(name: str, blob: bytes) -> None:
             handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(handle, "wb") as out:
                 out.write(blob)
+            os.chmod(temporary, 0o644)  # mkstemp's 0600 would be unreadable to the Lambda's user once shipped
             os.replace(temporary, os.path.join(folder, name))  # atomic: a reader never sees half a file
             return
         except OSError:
@@ -217,6 +218,7 @@ def build(folder: str = COMPILED_DIR) -> list[str]:
         if not os.path.exists(path):
             with open(path, "wb") as out:
                 out.write(hyperscan.dumpb(_compile(members)))
+        os.chmod(path, 0o644)  # readable by the Lambda's user, whoever wrote it
         written.append(path)
     for stale in set(os.listdir(folder)) - {os.path.basename(path) for path in written}:
         if stale.endswith(".hsdb"):

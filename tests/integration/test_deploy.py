@@ -52,7 +52,10 @@ def test_the_lambda_ships_the_linear_time_matchers_and_the_current_compiled_rule
     rules = rule_patterns(load_rules())
     for kind in {kind for rule in rules for kind in rule.views}:
         members = [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
-        assert f"chalicelib/screening/rules/compiled/{database_key(members)}.hsdb" in names, kind
+        shipped = f"chalicelib/screening/rules/compiled/{database_key(members)}.hsdb"
+        assert shipped in names, kind
+        mode = zipfile.ZipFile(package_dir / "deployment.zip").getinfo(shipped).external_attr >> 16
+        assert mode & 0o444 == 0o444, oct(mode)  # the Lambda runs as another user: it must be able to read it
 
 
 def statements(resource: dict) -> list[dict]:

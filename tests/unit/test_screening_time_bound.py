@@ -81,6 +81,8 @@ def test_hyperscan_and_re2_engines_agree_on_the_labelled_set_and_the_hostile_cor
     import json
     import os
 
+    pytest.importorskip("hyperscan")  # x86-64 only
+
     patterns = rule_patterns(load_rules())
     fast, reference = HyperscanMatcher(patterns), Re2Matcher(patterns)
     data = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "screening")
@@ -93,6 +95,7 @@ def test_hyperscan_and_re2_engines_agree_on_the_labelled_set_and_the_hostile_cor
 
 
 def test_the_default_engine_is_hyperscan_here_and_re2_when_forced(monkeypatch):
+    pytest.importorskip("hyperscan")
     patterns = rule_patterns(load_rules())
     assert matcher_for(patterns).name == "hyperscan"
     monkeypatch.setenv("SCREEN_MATCHER", "re2")
@@ -100,6 +103,7 @@ def test_the_default_engine_is_hyperscan_here_and_re2_when_forced(monkeypatch):
 
 
 def test_a_corrupt_cached_database_is_ignored_and_rebuilt(tmp_path, monkeypatch):
+    pytest.importorskip("hyperscan")
     from chalicelib.screening import matcher
 
     members = [(0, r"\bignore\b(?:\W+\S+){0,2}?\W+rules")]

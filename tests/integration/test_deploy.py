@@ -54,7 +54,7 @@ def test_the_lambda_ships_the_linear_time_matchers_and_the_current_compiled_rule
         members = [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
         shipped = f"chalicelib/screening/rules/compiled/{database_key(members)}.hsdb"
         assert shipped in names, kind
-        mode = zipfile.ZipFile(package_dir / "deployment.zip").getinfo(shipped).external_attr >> 16
+        mode = zipfile.ZipFile(packaged / "deployment.zip").getinfo(shipped).external_attr >> 16
         assert mode & 0o444 == 0o444, oct(mode)  # the Lambda runs as another user: it must be able to read it
 
 

@@ -69,6 +69,7 @@ class Re2Matcher:
         options.never_capture = True
         options.dot_nl = True
         options.max_mem = _RE2_MAX_MEM
+        options.log_errors = False  # "DFA out of memory" on hostile input is expected, not worth a log line
         self._rules = [(index, re2.compile(rule.regex, options), rule) for index, rule in enumerate(rules)]
 
     def matches(self, kind: str, data: bytes) -> set[int]:

@@ -486,6 +486,18 @@ def add_functions(resources: dict[str, Any], env: dict[str, str], settings: dict
         "Fn::If": ["HasApiReservation", {"Ref": "ApiReservedConcurrency"}, {"Ref": "AWS::NoValue"}]}
 
 
+def build_screening_databases() -> None:
+    """Ship the rules' compiled Hyperscan databases, so a cold Lambda loads them (~1 ms) instead of compiling (~1 s)."""
+    try:
+        from chalicelib.screening.matcher import build
+    except ImportError:
+        return
+    try:
+        build()
+    except ImportError:  # no Hyperscan on this (non-x86-64) host: the Lambda compiles on first use
+        print("hyperscan is not installed here: the screening databases are not shipped", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--stage", default="dev", choices=["dev", "prod"])
@@ -508,6 +520,7 @@ def main() -> None:
         json.dump(merge_template(args.stage, plan), handle, indent=2)
     env = {**os.environ, "AWS_ACCESS_KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID", "package"),
            "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY", "package"), "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")}
+    build_screening_databases()
     chalice = os.path.join(os.path.dirname(sys.executable), "chalice")
     subprocess.run([chalice, "package", "--stage", args.stage, "--pkg-format", "cloudformation", "--merge-template", merge_path, out],
                    cwd=ROOT, env=env, check=True)

@@ -1,7 +1,9 @@
 """Screening core: normalise, match the rule packs, score, then (optionally) managed checks.
 
-`screen(text, policy, checks)` is pure apart from the injected managed checks, and fast: the
-local layers take a few milliseconds on a 4 KB prompt (benchmarks/screening.py).
+`screen(text, policy, checks)` is pure apart from the injected managed checks, and its local
+layers take time linear in the input whatever the input: the normaliser's work is bounded by the
+input's size (normalize.py) and the rules run on a non-backtracking engine (matcher.py).
+Figures: benchmarks/screening.py (labelled set), benchmarks/screening_worst_case.py (hostile inputs).
 """
 from __future__ import annotations
 
@@ -13,10 +15,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Literal, Protocol
 
+from .matcher import Matcher, RulePattern, matcher_for, to_regex
 from .normalize import views
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
-_WORD_GAP = re.compile(r"~(\d+)~")
 
 PiiAction = Literal["off", "block", "redact"]
 
@@ -27,9 +29,9 @@ class Rule:
     category: str
     lang: str
     weight: float
-    pattern: re.Pattern[str]
-    # Words one of which must appear in the text for the pattern to match (None: always run it).
-    # Checking a word set is ~100x cheaper than scanning 4 KB with the regex.
+    regex: str  # the pattern with its word gaps expanded (matcher.to_regex); matched by matcher.py
+    # Words one of which must appear in the text for the pattern to match (None: unknown). The RE2
+    # engine skips a rule whose first words are all absent; Hyperscan runs every rule in one pass.
     anchors: frozenset[str] | None = None
     views: frozenset[str] = frozenset({"text"})  # which readings of the text the rule runs on
 
@@ -74,7 +76,6 @@ class ManagedCheck(Protocol):
     def check(self, text: str, policy: Policy) -> CheckResult: ...
 
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _LEADING_WORD = re.compile(r"^[a-z0-9']+")
 
 
@@ -109,17 +110,12 @@ def anchor_words(pattern: str) -> frozenset[str] | None:
     for alternative in _split_top_level(body[1:end]):
         word = _LEADING_WORD.match(alternative)
         rest = alternative[word.end():] if word else alternative
-        if word is None or (rest and (rest[0] in "?*+{[.|)" or rest[0].isalnum())):
-            return None  # the alternative's first word is not a plain literal
+        if word is None or (rest and (rest[0] in "?*+{[.|()" or rest[0].isalnum())):
+            return None  # the alternative's first word is not a plain literal ("hypothetical(ly)?" is not "hypothetical")
         if rest.startswith("\\") and not rest.startswith(("\\s", "\\b")):
             return None
         words.add(word.group(0))
     return frozenset(words)
-
-
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """'~N~' in a rule pattern means up to N words in between."""
-    return re.compile(_WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern), re.S)
 
 
 @lru_cache(maxsize=4)
@@ -132,7 +128,7 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
             pack = json.load(handle)
         for raw in pack["rules"]:
             kinds = frozenset(raw.get("views", ["text"]))
-            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), compile_pattern(raw["pattern"]),
+            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(raw["pattern"]),
                               anchor_words(raw["pattern"]) if kinds == {"text"} else None, kinds))
     ids = [rule.id for rule in rules]
     if len(ids) != len(set(ids)):
@@ -148,26 +144,26 @@ def combine(weights: Iterable[float]) -> float:
     return 1.0 - remaining
 
 
+def rule_patterns(rules: tuple[Rule, ...]) -> tuple[RulePattern, ...]:
+    return tuple(RulePattern(rule.regex, rule.views, None if rule.anchors is None else frozenset(word.encode() for word in rule.anchors))
+                 for rule in rules)
+
+
+@lru_cache(maxsize=4)
+def rules_matcher(rules: tuple[Rule, ...]) -> Matcher:
+    """The engine for a rule set, built once per process (Hyperscan loads a compiled database)."""
+    return matcher_for(rule_patterns(rules))
+
+
 def match_rules(text: str, rules: tuple[Rule, ...]) -> list[Rule]:
-    matched: dict[str, Rule] = {}
+    """The rules that match any reading of `text`, strongest first."""
+    matcher = rules_matcher(rules)
+    hits: set[int] = set()
     for kind, reading in views(text):
-        # Where each word starts: an anchored rule can only match where one of its first words starts,
-        # so it is tried there (re.match) instead of scanning the whole text (re.search).
-        starts: dict[str, list[int]] = {}
-        if kind == "text":
-            for token in _TOKEN.finditer(reading):
-                starts.setdefault(token.group(0), []).append(token.start())
-        for rule in rules:
-            if rule.id in matched or kind not in rule.views:
-                continue
-            if rule.anchors is None:
-                hit = rule.pattern.search(reading) is not None
-            else:
-                hit = any(rule.pattern.match(reading, position)
-                          for word in rule.anchors.intersection(starts) for position in starts[word])
-            if hit:
-                matched[rule.id] = rule
-    return sorted(matched.values(), key=lambda rule: -rule.weight)
+        hits |= matcher.matches(kind, reading.encode("utf-8", "surrogatepass"))
+        if len(hits) == len(rules):
+            break
+    return [rules[index] for index in sorted(hits, key=lambda index: (-rules[index].weight, index))]
 
 
 def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] = ()) -> Verdict:
@@ -179,7 +175,10 @@ def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] 
 
     score, reasons = 0.0, ()
     if policy.rules_enabled:
-        matched = match_rules(text, load_rules())
+        try:
+            matched = match_rules(text, load_rules())
+        except Exception:  # noqa: BLE001  a gate that cannot read the text must not let it through
+            return Verdict(False, 1.0, ("rules.unavailable",), "rules", elapsed())
         score = combine(rule.weight for rule in matched)
         reasons = tuple(rule.id for rule in matched)
         if score >= policy.block_threshold:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 
 import pytest
 
@@ -35,6 +36,26 @@ REQUIRED = {
 @pytest.fixture(scope="module")
 def template(packaged):  # tests/integration/conftest.py: packaged and cfn-lint clean
     return json.loads((packaged / "sam.json").read_text())
+
+
+def test_the_lambda_ships_the_linear_time_matchers_and_the_current_compiled_rules(packaged):
+    from chalicelib.screening import load_rules
+    from chalicelib.screening.core import rule_patterns
+    from chalicelib.screening.matcher import database_key
+
+    names = zipfile.ZipFile(packaged / "deployment.zip").namelist()
+    layer = zipfile.ZipFile(packaged / "layer-deployment.zip").namelist()
+    # Binary wheels in the shared layer, for the Lambda's platform (chalice picks manylinux wheels for its runtime).
+    packages = "python/lib/python3.11/site-packages/"
+    assert any(name.startswith(packages + "hyperscan/_hs_ext") and name.endswith("x86_64-linux-gnu.so") for name in layer), "hyperscan"
+    assert any(name.startswith(packages + "_re2.") and name.endswith("x86_64-linux-gnu.so") for name in layer), "google-re2"
+    rules = rule_patterns(load_rules())
+    for kind in {kind for rule in rules for kind in rule.views}:
+        members = [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+        shipped = f"chalicelib/screening/rules/compiled/{database_key(members)}.hsdb"
+        assert shipped in names, kind
+        mode = zipfile.ZipFile(packaged / "deployment.zip").getinfo(shipped).external_attr >> 16
+        assert mode & 0o444 == 0o444, oct(mode)  # the Lambda runs as another user: it must be able to read it
 
 
 def statements(resource: dict) -> list[dict]:

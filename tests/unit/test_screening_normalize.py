@@ -72,3 +72,14 @@ def test_normalisation_never_raises_and_fold_is_idempotent(text):
     once = fold(text)
     assert fold(once) == once
     assert isinstance(views(text), list)
+
+
+def test_text_smuggled_in_tag_characters_or_variation_selectors_is_read():
+    tags = "".join(chr(0xE0000 + ord(ch)) for ch in ATTACK)
+    assert readable("Nice weather today." + tags)
+
+    def selector(byte):
+        return chr(0xFE00 + byte) if byte < 16 else chr(0xE0100 + byte - 16)
+
+    assert readable("\U0001F600" + "".join(selector(byte) for byte in ATTACK.encode()))
+    assert not readable("\u2764\ufe0f \u263a\ufe0f")  # emoji presentation selectors are not a payload

@@ -1,0 +1,232 @@
+"""Rule matching in time linear in the input, whatever the input: no backtracking engine runs a rule.
+
+`matcher_for(rules)` returns one of two engines behind the same small interface
+(`matches(kind, data) -> set of rule indices`, `data` the UTF-8 bytes of one reading):
+
+- Hyperscan (x86-64, the Lambda architecture): every rule of a view kind compiled into one
+  database and run in a single pass over the reading. Bounded word gaps ('~N~') are what a
+  regex DFA handles worst (each earlier anchor word is a live thread, so RE2's DFA runs out
+  of memory and falls back to its NFA, ~60 ms per rule on 32 KB); Hyperscan's bounded-repeat
+  engines keep the whole pack at a few milliseconds (benchmarks/screening_worst_case.py).
+  Compiling takes about a second, so the database is serialised: built by `make package`
+  and `python -m chalicelib.screening.matcher`, cached on disk on first use otherwise.
+- RE2 (any platform; also the reference the Hyperscan engine is tested against): one
+  linear-time search per rule, skipped when none of the rule's first words occurs.
+
+Both engines read the same regex text (`to_regex`), byte-oriented: `\\w`/`\\b` are ASCII, which
+is what the folded readings are made of.
+"""
+from __future__ import annotations
+
+import os
+import re  # only for rule patterns (ours) and ASCII word tokens, never a backtracking match on a rule
+import threading
+from dataclasses import dataclass
+from typing import Iterable, Protocol
+
+COMPILED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "compiled")
+_WORD_GAP = re.compile(r"~(\d+)~")
+# Per rule (RE2's default): its DFA cache stays within this, then RE2 falls back to its slower, still
+# linear, NFA. More memory speeds up some near misses but, times 60 rules, would not fit a 512 MB Lambda.
+_RE2_MAX_MEM = 8 << 20
+
+
+def to_regex(pattern: str) -> str:
+    """A rule pattern as a regex: '~N~' means up to N words in between."""
+    return _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
+
+
+@dataclass(frozen=True)
+class RulePattern:
+    """What an engine needs of a rule: its regex, the view kinds it reads, its first words if known."""
+
+    regex: str
+    views: frozenset[str]
+    anchors: frozenset[bytes] | None = None
+
+
+class Matcher(Protocol):
+    name: str
+
+    def matches(self, kind: str, data: bytes) -> set[int]:
+        """Indices of the rules (of those given at construction) that match `data`, a reading of `kind`."""
+        ...
+
+
+# The same words `core.anchor_words` reads off a pattern (so "you're" is one word).
+_TOKEN = re.compile(rb"[a-z0-9]+(?:'[a-z]+)?")
+
+
+class Re2Matcher:
+    """One RE2 search per rule: linear time in the reading, a few ms per rule in the worst case."""
+
+    name = "re2"
+
+    def __init__(self, rules: Iterable[RulePattern]) -> None:
+        import re2
+
+        options = re2.Options()
+        options.never_capture = True
+        options.dot_nl = True
+        options.max_mem = _RE2_MAX_MEM
+        options.log_errors = False  # "DFA out of memory" on hostile input is expected, not worth a log line
+        self._rules = [(index, re2.compile(rule.regex, options), rule) for index, rule in enumerate(rules)]
+
+    def matches(self, kind: str, data: bytes) -> set[int]:
+        words: set[bytes] | None = None
+        hits = set()
+        for index, regex, rule in self._rules:
+            if kind not in rule.views:
+                continue
+            if rule.anchors is not None:
+                if words is None:
+                    words = set(_TOKEN.findall(data))
+                if rule.anchors.isdisjoint(words):
+                    continue  # the rule cannot start anywhere in this reading
+            if regex.search(data) is not None:
+                hits.add(index)
+        return hits
+
+
+class HyperscanMatcher:
+    """All rules of a view kind in one Hyperscan pass (databases compiled once, then loaded)."""
+
+    name = "hyperscan"
+
+    def __init__(self, rules: Iterable[RulePattern]) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        rules = list(rules)
+        self._databases = {}
+        for kind in sorted({kind for rule in rules for kind in rule.views}):
+            members = [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+            self._databases[kind] = load_or_compile(members)
+        self._local = threading.local()  # scratch space is per thread
+
+    def _scratch(self, kind: str):  # noqa: ANN202  (hyperscan.Scratch)
+        scratches = getattr(self._local, "scratches", None)
+        if scratches is None:
+            scratches = self._local.scratches = {}
+        if kind not in scratches:
+            scratches[kind] = self._hs.Scratch(self._databases[kind])
+        return scratches[kind]
+
+    def matches(self, kind: str, data: bytes) -> set[int]:
+        database = self._databases.get(kind)
+        if database is None or not data:
+            return set()
+        hits: set[int] = set()
+
+        def found(rule_index: int, start: int, end: int, flags: int, context: object) -> None:
+            hits.add(rule_index)
+
+        database.scan(data, match_event_handler=found, scratch=self._scratch(kind))
+        return hits
+
+
+def _hyperscan_flags():  # noqa: ANN202
+    import hyperscan
+
+    # SINGLEMATCH: one report per rule, so the callbacks are bounded by the number of rules.
+    return hyperscan.HS_FLAG_DOTALL | hyperscan.HS_FLAG_SINGLEMATCH
+
+
+def database_key(members: list[tuple[int, str]]) -> str:
+    """Names a compiled database: the Hyperscan version and exactly what was compiled into it."""
+    import hashlib
+
+    import hyperscan
+
+    digest = hashlib.sha256(f"{hyperscan.__version__}\n{_hyperscan_flags()}\n".encode())
+    for index, regex in members:
+        digest.update(f"{index}\t{regex}\n".encode())
+    return digest.hexdigest()[:32]
+
+
+def _compile(members: list[tuple[int, str]]):  # noqa: ANN202
+    import hyperscan
+
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(expressions=[regex.encode() for _, regex in members], ids=[index for index, _ in members],
+                     flags=[_hyperscan_flags()] * len(members))
+    return database
+
+
+def _cache_dirs() -> list[str]:
+    import tempfile  # here, not at import: the API handler's cold import stays lean
+
+    return [COMPILED_DIR, os.path.join(tempfile.gettempdir(), "crossover-screening")]
+
+
+def load_or_compile(members: list[tuple[int, str]]):  # noqa: ANN202
+    """The shipped or cached database for these rules; compiled (about a second) and cached if none."""
+    import hyperscan
+
+    name = f"{database_key(members)}.hsdb"
+    for folder in _cache_dirs():
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                return hyperscan.loadb(handle.read(), hyperscan.HS_MODE_BLOCK)
+        except Exception:  # noqa: BLE001  absent, unreadable, corrupt or from another build: never fatal
+            continue
+    database = _compile(members)
+    _store(name, hyperscan.dumpb(database))
+    return database
+
+
+def _store(name: str, blob: bytes) -> None:
+    import tempfile
+
+    for folder in _cache_dirs():
+        try:
+            os.makedirs(folder, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(handle, "wb") as out:
+                out.write(blob)
+            os.chmod(temporary, 0o644)  # mkstemp's 0600 would be unreadable to the Lambda's user once shipped
+            os.replace(temporary, os.path.join(folder, name))  # atomic: a reader never sees half a file
+            return
+        except OSError:
+            continue  # read-only (a Lambda's code directory): try the temp dir; failing that, no cache
+
+
+def matcher_for(rules: Iterable[RulePattern], engine: str | None = None) -> Matcher:
+    """Hyperscan where it is installed (x86-64), else RE2. `engine` ("hyperscan" | "re2") forces one."""
+    rules = list(rules)
+    engine = engine or os.environ.get("SCREEN_MATCHER")
+    if engine in (None, "", "hyperscan"):
+        try:
+            return HyperscanMatcher(rules)
+        except ImportError:
+            if engine == "hyperscan":
+                raise
+    return Re2Matcher(rules)
+
+
+def build(folder: str = COMPILED_DIR) -> list[str]:
+    """Compile the shipped rule packs' databases into `folder` (what `make package` ships)."""
+    import hyperscan
+
+    from .core import load_rules, rule_patterns
+
+    rules = rule_patterns(load_rules())
+    os.makedirs(folder, exist_ok=True)
+    written = []
+    for kind in sorted({kind for rule in rules for kind in rule.views}):
+        members = [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+        path = os.path.join(folder, f"{database_key(members)}.hsdb")
+        if not os.path.exists(path):
+            with open(path, "wb") as out:
+                out.write(hyperscan.dumpb(_compile(members)))
+        os.chmod(path, 0o644)  # readable by the Lambda's user, whoever wrote it
+        written.append(path)
+    for stale in set(os.listdir(folder)) - {os.path.basename(path) for path in written}:
+        if stale.endswith(".hsdb"):
+            os.remove(os.path.join(folder, stale))
+    return written
+
+
+if __name__ == "__main__":
+    for path in build():
+        print(path)

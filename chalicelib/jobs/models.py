@@ -94,6 +94,7 @@ class StepMessage(BaseModel):
     error: dict[str, Any] | None = None
     chunk: dict[str, Any] | None = None
     chunks: list[dict[str, Any]] | None = None
+    items: list[int] | None = None  # plan_fallback: only these items (the GPU run's failed ones)
     batch_job_id: str | None = None  # watch_batch: the Batch job whose queueing it watches
     watch: int = Field(default=0, ge=0)  # watch_batch: its place in the chain (a redelivered watch is dropped)
 

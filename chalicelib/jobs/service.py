@@ -292,6 +292,16 @@ class JobService:
         usage = Usage(input_tokens=report.input_tokens, output_tokens=report.output_tokens)
         self._meter(job, f"{job['job_id']}#gpu", report.model, "self_hosted", "job", usage, cost, message.trace_id, gpu_seconds)
         _, result_key = parse_s3_uri(report.result_uri)
+        failed = report.failed_items
+        if failed.count and job.get("fallback", True) and failed.count == len(failed.indexes):
+            # Fall back per item: only the failed ones go to Bedrock, merged into this result (MergeFallback).
+            self.store.update(job["job_id"], {
+                "backend": "self_hosted", "gpu_result_key": result_key, "gpu_seconds": report.gpu_seconds,
+                "gpu_usage": {"input_tokens": report.input_tokens, "output_tokens": report.output_tokens},
+                "gpu_cost_usd": str(cost) if cost is not None else None,
+                **({"model_load": report.model_load} if report.model_load else {})})
+            self._answer(message.task_token, {"status": "RETRY_ITEMS", "retry_items": failed.indexes})
+            return
         self._finish(job, message, {
             "backend": "self_hosted", "result_key": result_key,
             "usage": {"input_tokens": report.input_tokens, "output_tokens": report.output_tokens},
@@ -315,6 +325,9 @@ class JobService:
         metrics.add_metric(name="JobsSucceeded", unit="Count", value=1)
 
     def _step_plan_fallback(self, message: StepMessage, job: dict[str, Any]) -> None:
+        if message.items is not None:
+            self._plan_item_fallback(message, job, message.items)
+            return
         error = message.error or {}
         self._terminate_batch(job, "Falling back to Bedrock.")  # no GPU spend after this point
         reason = str(error.get("Error", "unknown"))
@@ -329,6 +342,14 @@ class JobService:
         metrics.add_metric(name="JobFallbacks", unit="Count", value=1)
         self._answer(message.task_token, {"chunks": chunks, "reason": reason})
 
+    def _plan_item_fallback(self, message: StepMessage, job: dict[str, Any], items: list[int]) -> None:
+        size = self.chunk_size()
+        chunks = [{"index": n, "items": items[start:start + size]} for n, start in enumerate(range(0, len(items), size))]
+        self.store.update(job["job_id"], {"fallback_reason": "Worker.ItemsFailed", "fallback_items": len(items)})
+        logger.warning("job.item_fallback", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "items": len(items)})
+        metrics.add_metric(name="JobItemFallbacks", unit="Count", value=len(items))
+        self._answer(message.task_token, {"chunks": chunks, "reason": "Worker.ItemsFailed"})
+
     def chunk_size(self) -> int:
         """Items per fallback chunk: what fits the job-steps function (timing.fallback_chunk_size);
         FALLBACK_CHUNK_SIZE may only make it smaller."""
@@ -342,13 +363,14 @@ class JobService:
         metered at once under its own id and checkpointed, so a chunk cut short (Lambda timeout,
         throttling) is metered for every call it made, and its retry runs only the items left."""
         chunk = message.chunk or {}
-        start, end, index = int(chunk["start"]), int(chunk["end"]), int(chunk["index"])
+        index = int(chunk["index"])
         settings = self.settings
-        prompts = read_prompts(storage.get_text(settings.data_bucket, job["input_key"], settings.max_job_input_bytes))[start:end]
+        prompts = read_prompts(storage.get_text(settings.data_bucket, job["input_key"], settings.max_job_input_bytes))
+        wanted = [int(i) for i in chunk["items"]] if "items" in chunk else list(range(int(chunk["start"]), int(chunk["end"])))
         key = storage.tenant_key("results", job["tenant"], job["job_id"], f"fallback-chunk-{index:05d}.jsonl")
         done = {row["index"]: row for row in self._read_rows(key)}
         price = self.services.catalog.token_price(job["model"])
-        throttled = self._run_fallback_items(message, job, key, price, {start + n: p for n, p in enumerate(prompts)}, done)
+        throttled = self._run_fallback_items(message, job, key, price, {i: prompts[i] for i in wanted}, done)
         if throttled:
             # The workflow retries the chunk with backoff; the items finished so far stay done and metered.
             self._answer(message.task_token, error=("Model.Throttled", "Bedrock throttled the fallback"))
@@ -408,16 +430,23 @@ class JobService:
 
     def _step_merge_fallback(self, message: StepMessage, job: dict[str, Any]) -> None:
         chunks = sorted(message.chunks or [], key=lambda c: int(c["index"]))
-        text = "".join(storage.get_text(self.settings.data_bucket, chunk["key"], self.settings.max_job_input_bytes * 4) for chunk in chunks)
+        rows = {row["index"]: row for chunk in chunks for row in self._read_rows(chunk["key"])}
         result_key = storage.tenant_key("results", job["tenant"], job["job_id"], "output.jsonl")
-        storage.put_text(self.settings.data_bucket, result_key, text, self.settings.kms_key_id, job["tenant"])
         costs = [Decimal(c["cost_usd"]) for c in chunks if c.get("cost_usd") is not None]
-        failed = [json.loads(line)["index"] for line in text.splitlines() if line.strip() and "error" in json.loads(line)]
-        self._finish(job, message, {
-            "backend": "bedrock", "result_key": result_key,
-            "usage": {"input_tokens": sum(int(c["input_tokens"]) for c in chunks), "output_tokens": sum(int(c["output_tokens"]) for c in chunks)},
-            "cost_usd": float(sum(costs)) if len(costs) == len(chunks) else None,
-        }, {"count": len(failed), "indexes": failed[:1000]})
+        usage = {"input_tokens": sum(int(c["input_tokens"]) for c in chunks), "output_tokens": sum(int(c["output_tokens"]) for c in chunks)}
+        cost = sum(costs) if len(costs) == len(chunks) else None
+        backend = "bedrock"
+        if job.get("gpu_result_key"):  # a per-item fallback: the Bedrock rows replace the GPU run's failed ones
+            rows = {**{row["index"]: row for row in self._read_rows(job["gpu_result_key"])}, **rows}
+            usage = {name: usage[name] + int(job["gpu_usage"][name]) for name in usage}
+            cost = cost + Decimal(job["gpu_cost_usd"]) if cost is not None and job.get("gpu_cost_usd") is not None else None
+            backend = "self_hosted"
+        ordered = [rows[i] for i in sorted(rows)]
+        storage.put_text(self.settings.data_bucket, result_key, storage.jsonl(ordered), self.settings.kms_key_id, job["tenant"])
+        failed = [row["index"] for row in ordered if "error" in row]
+        self._finish(job, message, {"backend": backend, "result_key": result_key, "usage": usage,
+                                    "cost_usd": float(cost) if cost is not None else None},
+                     {"count": len(failed), "indexes": failed[:1000]})
 
     def _step_mark_failed(self, message: StepMessage, job: dict[str, Any]) -> None:
         error = message.error or {}

@@ -399,3 +399,27 @@ def test_a_throttled_fallback_chunk_meters_what_it_ran_and_its_retry_runs_only_t
     metered = sorted(row["request_id"]["S"] for row in ledger_items() if "#fallback#" in row["request_id"]["S"])
     assert metered == [f"{job_id}#fallback#0", f"{job_id}#fallback#1"]
     assert job_record(job_id)["usage"] == {"input_tokens": 20, "output_tokens": 4}
+
+
+def test_items_the_gpu_failed_fall_back_to_bedrock_alone_and_merge_into_the_result(jobs_client, pump):
+    from chalicelib.services import get_services
+    from tests.integration.test_worker_weights import FlakyModel
+
+    model = FlakyModel({"b": 99}, status=429)  # the GPU server throttles item 1 past its retries
+    job_id = submit(jobs_client, ["a", "b", "c"])
+    drive(pump, lambda: (job_record(job_id) or {}).get("batch_job_id"))
+    with Stubber(get_services().backends["bedrock"]._client) as stub:
+        stub.add_response("converse", converse_text("bedrock says b", 10, 2))
+        assert worker_for(job_id, model.url, ITEM_MAX_ATTEMPTS="2", ITEM_RETRY_BASE_S="0.01").run() == 0
+        drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED", timeout_s=60)
+        stub.assert_no_pending_responses()  # one Bedrock call: item 1 only
+    record = job_record(job_id)
+    rows = result_rows(record)
+    assert [(row["index"], row["output"]) for row in rows] == [(0, "ok"), (1, "bedrock says b"), (2, "ok")]
+    assert record["backend"] == "self_hosted" and record["fallback_reason"] == "Worker.ItemsFailed" and int(record["fallback_items"]) == 1
+    assert record["failed_items"] == {"count": 0, "indexes": []}
+    assert record["usage"] == {"input_tokens": 3 * 2 + 10, "output_tokens": 1 * 2 + 2}  # two GPU items + one Bedrock item
+    metered = sorted(row["request_id"]["S"] for row in ledger_items() if row["request_id"]["S"].startswith(job_id))
+    assert metered == [f"{job_id}#fallback#1", f"{job_id}#gpu"]
+    drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")
+    model.server.shutdown()

@@ -35,7 +35,9 @@ def cost_whatif(args: argparse.Namespace) -> int:
 
     from .config import get_settings
     from .meter.catalog import load_catalog
-    from .meter.planning import Scenario, analyse
+    from dataclasses import replace
+
+    from .meter.planning import FleetConfig, Scenario, analyse
 
     catalog = load_catalog(args.catalog or get_settings().price_catalog_path)
     overrides = {key: Decimal(str(value)) for key, value in {
@@ -47,6 +49,9 @@ def cost_whatif(args: argparse.Namespace) -> int:
         bedrock_model=args.bedrock_model, self_hosted_model=args.self_hosted_model, instance=args.instance,
         concurrency=args.concurrency, tokens_per_second=Decimal(str(args.tokens_per_second)) if args.tokens_per_second else None,
         daily_cv=Decimal(str(args.daily_cv)), ops_ready=args.ops_ready, ops_overrides=overrides or None,
+        cache_read_share=Decimal(str(args.cache_read_share)), cache_write_share=Decimal(str(args.cache_write_share)),
+        fleet=replace(FleetConfig.from_env(), **{k: v for k, v in {
+            "min_vcpus": args.min_vcpus, "spot_share": None if args.spot_share is None else Decimal(str(args.spot_share))}.items() if v is not None}),
     )
     try:
         result = analyse(scenario, catalog)
@@ -117,8 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     whatif.add_argument("--tokens-per-month", type=float, required=True)
     whatif.add_argument("--output-share", type=float, default=0.25, help="fraction of tokens that are output tokens")
     whatif.add_argument("--bedrock-model", default="anthropic.claude-3-sonnet-20240229-v1:0")
-    whatif.add_argument("--self-hosted-model", default="qwen3-32b")
-    whatif.add_argument("--instance", default="ml.g7e.2xlarge")
+    whatif.add_argument("--self-hosted-model", help="default: the catalog's equivalent-quality pair of the Bedrock model")
+    whatif.add_argument("--instance", help="default: the self-hosted model's instance in the catalog (EC2, as Batch runs it)")
+    whatif.add_argument("--cache-read-share", type=float, default=0.0, help="fraction of tokens that are cache reads")
+    whatif.add_argument("--cache-write-share", type=float, default=0.0, help="fraction of tokens that are 5-minute cache writes")
+    whatif.add_argument("--min-vcpus", type=int, help="Batch MinvCpus of the GPU fleet (default: catalog / GPU_MIN_VCPUS)")
+    whatif.add_argument("--spot-share", type=float, help="share of GPU hours on spot (default: catalog / GPU_SPOT_SHARE)")
     whatif.add_argument("--concurrency", type=int, help="which measured concurrency to use (default: the highest)")
     whatif.add_argument("--tokens-per-second", type=float, help="override the catalog's measured throughput")
     whatif.add_argument("--daily-cv", type=float, default=0.2, help="traffic variability: stdev/mean of daily tokens")

@@ -15,7 +15,13 @@ from .catalog import PriceCatalog
 from .planning import Scenario, analyse
 
 DAYS_PER_MONTH = Decimal("30.4")
-_COUNTERS = ("calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_calls", "gpu_seconds")
+_TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
+_COUNTERS = ("calls", *_TOKEN_COUNTERS, "cost_usd", "unpriced_calls", "gpu_seconds")
+
+
+def billed_tokens(counters: dict[str, Any]) -> Decimal:
+    """Every billed token of a row: input, output and cache reads and writes (what volume and break-even count)."""
+    return sum((Decimal(counters.get(name) or 0) for name in _TOKEN_COUNTERS), Decimal(0))
 
 
 def day_range(days: int, today: date) -> list[str]:
@@ -38,23 +44,21 @@ def aggregate_ledger_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]
 
     The meter keeps these aggregates live; this rebuild serves reconciliation and the benchmark.
     """
-    folded: dict[tuple[str, str, str, str], list[int | Decimal]] = {}
+    folded: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for row in rows:
         key = (row["day"], row["tenant"], row["backend"], row["model"])
-        slot = folded.get(key)
-        if slot is None:
-            slot = folded[key] = [0, 0, 0, Decimal(0), 0, Decimal(0)]
-        slot[0] += 1
-        slot[1] += row["input_tokens"]
-        slot[2] += row["output_tokens"]
+        slot = folded.setdefault(key, _blank())
+        slot["calls"] += 1
+        for name in _TOKEN_COUNTERS:
+            slot[name] += row.get(name) or 0
         cost = row.get("cost_usd")
         if cost is None:
-            slot[4] += 1
+            slot["unpriced_calls"] += 1
         else:
-            slot[3] += cost
+            slot["cost_usd"] += cost
         if row.get("gpu_seconds"):
-            slot[5] += row["gpu_seconds"]
-    return [{"day": k[0], "tenant": k[1], "backend": k[2], "model": k[3], **dict(zip(_COUNTERS, v))} for k, v in folded.items()]
+            slot["gpu_seconds"] += row["gpu_seconds"]
+    return [{"day": k[0], "tenant": k[1], "backend": k[2], "model": k[3], **v} for k, v in folded.items()]
 
 
 def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> dict[str, Any]:
@@ -69,8 +73,8 @@ def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> dict[str, Any]
         by_day_model[row["day"]][f"{row['backend']}:{row['model']}"] += Decimal(row.get("cost_usd") or 0)
         if row.get("unpriced_calls"):
             unpriced_models.add(row["model"])
-    daily_tokens = [by["day"][day]["input_tokens"] + by["day"][day]["output_tokens"] if day in by["day"] else Decimal(0) for day in days]
-    tokens = totals["input_tokens"] + totals["output_tokens"]
+    daily_tokens = [billed_tokens(by["day"][day]) if day in by["day"] else Decimal(0) for day in days]
+    tokens = billed_tokens(totals)
     return {
         "period": {"from": days[0], "to": days[-1], "days": len(days)},
         "totals": _jsonable(totals),
@@ -84,6 +88,7 @@ def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> dict[str, Any]
             "cost_usd": f"{totals['cost_usd'] / len(days) * DAYS_PER_MONTH:.2f}",
         },
         "output_share": f"{(totals['output_tokens'] / tokens) if tokens else Decimal('0.25'):.3f}",
+        "mix": {name: f"{(totals[name] / tokens) if tokens else Decimal(0):.4f}" for name in _TOKEN_COUNTERS},
         "daily_tokens": [str(t) for t in daily_tokens],
         "unpriced_models": sorted(unpriced_models),
     }
@@ -94,23 +99,35 @@ def _jsonable(counters: dict[str, Decimal]) -> dict[str, str]:
             for name, value in counters.items()}
 
 
+def scenario_from_summary(summary: dict[str, Any], model: str, ops_ready: bool, daily_cv: Decimal) -> Scenario:
+    """The projected month as a planning scenario: volume and token mix as metered (cache tokens included)."""
+    mix = summary.get("mix") or {}
+    has_traffic = Decimal(summary["projected_month"]["tokens"]) > 0
+    share = (lambda name, default: Decimal(mix.get(name, default)) if has_traffic else Decimal(default))
+    return Scenario(tokens_per_month=Decimal(summary["projected_month"]["tokens"]), output_share=share("output_tokens", "0.25"),
+                    bedrock_model=model, daily_cv=daily_cv, ops_ready=ops_ready,
+                    cache_read_share=share("cache_read_tokens", "0"), cache_write_share=share("cache_write_tokens", "0"),
+                    cache_write_1h_share=share("cache_write_1h_tokens", "0"))
+
+
 def with_breakeven(summary: dict[str, Any], catalog: PriceCatalog, ops_ready: bool, daily_cv: Decimal,
                    bedrock_model: str | None = None) -> dict[str, Any]:
-    """Add the break-even analysis for the projected month, and cost curves for the chart."""
-    top_bedrock = max(((m, Decimal(v["input_tokens"]) + Decimal(v["output_tokens"])) for m, v in summary["by_model"].items()
+    """Add the break-even analysis for the projected month, its sensitivity, and cost curves for the chart."""
+    from dataclasses import replace
+
+    from .planning import sensitivity
+
+    top_bedrock = max(((m, billed_tokens(v)) for m, v in summary["by_model"].items()
                        if catalog.token_price(m) is not None and not m.startswith("local.")), key=lambda x: x[1], default=(None, 0))[0]
     model = bedrock_model or top_bedrock or "anthropic.claude-3-sonnet-20240229-v1:0"
-    projected = Decimal(summary["projected_month"]["tokens"])
-    output_share = Decimal(summary["output_share"]) or Decimal("0.25")
-    scenario = Scenario(tokens_per_month=projected, output_share=output_share, bedrock_model=model,
-                        daily_cv=daily_cv, ops_ready=ops_ready)
+    scenario = scenario_from_summary(summary, model, ops_ready, daily_cv)
     analysis = analyse(scenario, catalog)
     curve = []
     for exponent in range(14, 42):  # 10^7 .. 10^10.25 tokens/month in quarter-decades
         volume = Decimal(10) ** (Decimal(exponent) / 4)
-        point = analyse(Scenario(volume, output_share, model, daily_cv=daily_cv, ops_ready=ops_ready), catalog)
+        point = analyse(replace(scenario, tokens_per_month=volume), catalog)
         curve.append({"tokens": f"{volume:.0f}", "bedrock_usd": point["bedrock_monthly_usd"], "self_hosted_usd": point["self_hosted_monthly_usd"]})
-    return {**summary, "breakeven": analysis, "curve": curve, "catalog_version": catalog.version}
+    return {**summary, "breakeven": analysis, "sensitivity": sensitivity(scenario, catalog), "curve": curve, "catalog_version": catalog.version}
 
 
 def build_report(read_rows: Callable[[list[str]], Iterable[dict[str, Any]]], days: int, today: date, catalog: PriceCatalog,
@@ -131,6 +148,21 @@ def build_report(read_rows: Callable[[list[str]], Iterable[dict[str, Any]]], day
 
 def render_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, sort_keys=True)
+
+
+def _volume(tokens: str | None) -> str:
+    return "and above" if tokens is None else f"{int(tokens) / 1e9:,.3f}B"
+
+
+def breakeven_lines(ranges: dict[str, Any]) -> list[str]:
+    """Every range where self-hosting is cheaper, and where Bedrock is cheaper again (an extra instance's step)."""
+    if not ranges["self_hosted_cheaper"]:
+        return [f"self-hosted is never cheaper up to {int(ranges['searched_up_to']) / 1e9:,.0f}B tokens/month"]
+    lines = ["self-hosted cheaper (tokens/month): " + ", ".join(
+        f"{_volume(r['from'])} {'and above' if r['to'] is None else 'to ' + _volume(r['to'])}" for r in ranges["self_hosted_cheaper"])]
+    if ranges["bedrock_cheaper_again"]:
+        lines.append("Bedrock cheaper again: " + ", ".join(f"{_volume(r['from'])} to {_volume(r['to'])}" for r in ranges["bedrock_cheaper_again"]))
+    return lines
 
 
 def render_table(report: dict[str, Any]) -> str:
@@ -158,6 +190,9 @@ def render_table(report: dict[str, Any]) -> str:
               f"break-even vs {be['self_hosted']['model']} on {be['self_hosted']['instance']}: Bedrock {money(be['bedrock_monthly_usd'])}/month, "
               f"self-hosted {money(be['self_hosted_monthly_usd'])}/month, break-even at "
               + (f"{int(be['breakeven_tokens_per_month']):,} tokens/month" if be["breakeven_tokens_per_month"] else "never"),
+              f"compared pair: {be['pair']['bedrock']} vs {be['pair']['self_hosted']} ({be['pair']['why']})",
+              *breakeven_lines(be["breakeven_ranges"]),
+              f"today's position: self-hosted {'cheaper' if be['self_hosted_cheaper_now'] else 'dearer'} at the projected volume",
               f"recommendation: {report['recommendation']['current']} (today's numbers say {report['recommendation']['today']})"]
     lines += [f"  - {reason}" for reason in report["recommendation"]["reasons"]]
     return "\n".join(lines)

@@ -154,6 +154,7 @@ class ModelPair(BaseModel):
     bedrock: list[str]  # base model ids (profiles and ARNs resolve to these)
     self_hosted: str  # a key of self_hosted_models
     alternatives: list[str] = []
+    equivalent: bool  # False: the nearest measured model stands in, and the report says so
     reason: str
     source: str
 
@@ -186,6 +187,8 @@ class PriceCatalog(BaseModel):
     # Application inference profiles (ARN or id) -> the model or system profile they copy; deployments
     # add theirs with BEDROCK_APPLICATION_PROFILES (JSON object).
     application_profiles: dict[str, str] = {}
+    # The deployment's region (AWS_REGION at load): prices in-region calls where a model's price differs by region.
+    region: str = ""
 
     @model_validator(mode="before")
     @classmethod
@@ -216,7 +219,7 @@ class PriceCatalog(BaseModel):
         price = self.bedrock_models.get(base)
         if price is None:
             return None
-        region = region or arn_region
+        region = region or arn_region or self.region
         scopes = [s for s in (scope, region, _REGION_GEOGRAPHY.get((region or "").split("-")[0])) if s]
         return price.for_scope(*scopes)
 
@@ -302,4 +305,5 @@ def load_catalog(path: str, application_profiles_json: str | None = None) -> Pri
         if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
             raise ValueError("BEDROCK_APPLICATION_PROFILES must be a JSON object of profile ARN or id -> model id")
         data["application_profiles"] = {**data.get("application_profiles", {}), **extra}
+    data.setdefault("region", os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "")
     return PriceCatalog.model_validate(data)

@@ -24,7 +24,7 @@ from .breakeven import (
     self_hosted_monthly_cost,
 )
 from .catalog import GpuInstance, OpsInputs, PathOverhead, PriceCatalog
-from .recommendation import assess
+from .recommendation import Assessment, assess
 
 DEFAULT_BEDROCK_MODEL = "anthropic.claude-3-sonnet-20240229-v1:0"
 DEFAULT_SELF_HOSTED_MODEL = "qwen3-32b"
@@ -95,19 +95,17 @@ class Scenario:
     gpu_price_factor: Decimal = Decimal(1)  # sensitivity: every GPU hour costs this many times the catalog's
 
 
-def _pair(scenario: Scenario, catalog: PriceCatalog) -> tuple[str, str, str]:
+def _pair(scenario: Scenario, catalog: PriceCatalog) -> tuple[str, str, str, bool | None]:
     """(self-hosted model, instance, why) for the scenario: explicit choices win, else the catalog's pair."""
     pair = catalog.pair_for(scenario.bedrock_model)
     model = scenario.self_hosted_model or (pair.self_hosted if pair else DEFAULT_SELF_HOSTED_MODEL)
     hosted = catalog.self_hosted_models.get(model)
     instance = scenario.instance or (hosted.instance if hosted else DEFAULT_INSTANCE)
     if scenario.self_hosted_model:
-        why = "chosen by the caller"
-    elif pair:
-        why = pair.reason
-    else:
-        why = f"no equivalent-quality pair in catalog {catalog.version}: default {DEFAULT_SELF_HOSTED_MODEL}"
-    return model, instance, why
+        return model, instance, "chosen by the caller", None
+    if pair:
+        return model, instance, pair.reason, pair.equivalent
+    return model, instance, f"no equivalent-quality pair in catalog {catalog.version}: default {DEFAULT_SELF_HOSTED_MODEL}", False
 
 
 def traffic_of(scenario: Scenario) -> Traffic:
@@ -115,8 +113,8 @@ def traffic_of(scenario: Scenario) -> Traffic:
                    scenario.cache_read_share, scenario.cache_write_share, scenario.cache_write_1h_share, scenario.tokens_per_request)
 
 
-def option_for(scenario: Scenario, catalog: PriceCatalog) -> tuple[SelfHostedOption, str, str, str]:
-    model, instance_name, why = _pair(scenario, catalog)
+def option_for(scenario: Scenario, catalog: PriceCatalog) -> tuple[SelfHostedOption, str, str, str, bool | None]:
+    model, instance_name, why, equivalent = _pair(scenario, catalog)
     instance = catalog.gpu_instances.get(instance_name)
     if instance is None:
         raise ValueError(f"no GPU instance {instance_name!r} in catalog {catalog.version}")
@@ -132,7 +130,7 @@ def option_for(scenario: Scenario, catalog: PriceCatalog) -> tuple[SelfHostedOpt
     if factor != 1:
         instance = instance.model_copy(update={name: getattr(instance, name) * factor
                                                for name in ("on_demand_per_hour", "spot_per_hour", "savings_plan_per_hour")})
-    return SelfHostedOption(instance, capacity, ops, fleet_shape(catalog, instance, scenario.fleet)), model, instance_name, why
+    return SelfHostedOption(instance, capacity, ops, fleet_shape(catalog, instance, scenario.fleet)), model, instance_name, why, equivalent
 
 
 def analyse(scenario: Scenario, catalog: PriceCatalog) -> dict[str, Any]:
@@ -140,7 +138,7 @@ def analyse(scenario: Scenario, catalog: PriceCatalog) -> dict[str, Any]:
     price = catalog.token_price(scenario.bedrock_model)
     if price is None:
         raise ValueError(f"no Bedrock price for {scenario.bedrock_model!r} in catalog {catalog.version}")
-    option, model, instance_name, why = option_for(scenario, catalog)
+    option, model, instance_name, why, equivalent = option_for(scenario, catalog)
     overheads = overheads_from_catalog(catalog)
     traffic = traffic_of(scenario)
     bedrock = bedrock_monthly_cost(traffic, price, overheads)
@@ -149,11 +147,15 @@ def analyse(scenario: Scenario, catalog: PriceCatalog) -> dict[str, Any]:
     breakeven = None if found.first is None else Decimal(found.first)
     assessment = assess(scenario.tokens_per_month, bedrock, self_hosted, scenario.daily_cv, scenario.ops_ready,
                         catalog.recommendation, breakeven, found.bedrock_wins_again)
+    if equivalent is False and assessment.decision == "switch_to_self_hosted":
+        # never recommend switching to a weaker model on cost alone
+        assessment = Assessment("evaluate", assessment.reasons + (f"the compared open-weights model is not of equivalent quality: {why}",),
+                                assessment.numbers)
     return {
         "catalog_version": catalog.version,
         "tokens_per_month": str(scenario.tokens_per_month),
         "bedrock_model": scenario.bedrock_model,
-        "pair": {"bedrock": scenario.bedrock_model, "self_hosted": model, "why": why},
+        "pair": {"bedrock": scenario.bedrock_model, "self_hosted": model, "equivalent_quality": equivalent, "why": why},
         "self_hosted": {"model": model, "instance": instance_name,
                         "tokens_per_second": f"{option.tokens_per_second:.1f}",
                         "usd_per_mtok_at_full_use": f"{cost_per_million_tokens(option.instance.on_demand_per_hour, option.tokens_per_second):.2f}",

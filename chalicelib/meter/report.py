@@ -11,10 +11,11 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
-from .catalog import PriceCatalog
+from .catalog import PriceCatalog, TokenPrice
 from .planning import Scenario, analyse
 
 DAYS_PER_MONTH = Decimal("30.4")
+_NO_PRICE = TokenPrice(input_per_mtok=Decimal(0), output_per_mtok=Decimal(0), source="-", as_of="-", kind="local")
 _TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 _COUNTERS = ("calls", *_TOKEN_COUNTERS, "cost_usd", "unpriced_calls", "gpu_seconds")
 
@@ -118,7 +119,7 @@ def with_breakeven(summary: dict[str, Any], catalog: PriceCatalog, ops_ready: bo
     from .planning import sensitivity
 
     top_bedrock = max(((m, billed_tokens(v)) for m, v in summary["by_model"].items()
-                       if catalog.token_price(m) is not None and not m.startswith("local.")), key=lambda x: x[1], default=(None, 0))[0]
+                       if (catalog.token_price(m) or _NO_PRICE).kind == "text"), key=lambda x: x[1], default=(None, 0))[0]
     model = bedrock_model or top_bedrock or "anthropic.claude-3-sonnet-20240229-v1:0"
     scenario = scenario_from_summary(summary, model, ops_ready, daily_cv)
     analysis = analyse(scenario, catalog)

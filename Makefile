@@ -13,7 +13,7 @@ ARTIFACT_PREFIX ?= crossover-$(STAGE)
 # (see shared/NOTES-local-stack.md). --no-cache-dir so pip never reuses a crashing native wheel.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: help setup run test test-unit test-e2e bench package deploy clean
+.PHONY: help setup run test test-unit test-e2e bench package deploy clean browser
 
 help:
 	@echo "make run    start the local stack (moto, bundled model, API on http://127.0.0.1:8000)"
@@ -37,11 +37,18 @@ setup: $(VENV)/.deps $(VENV)/.model
 run: setup
 	$(PY) -m devstack.stack
 
+# Headless Chromium renders the HTML cost report in a test (tests/integration/test_report_render.py).
+# Idempotent: nothing to do when a chromium is on PATH; otherwise Debian's package, as root (or via sudo).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends chromium; }
+
 # pytest's exit code 5 means "no tests collected": that is a failure here, never a pass.
-test: setup
+test: setup browser
 	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; exit 1; fi; exit $$rc
 
-test-unit: $(VENV)/.deps
+test-unit: $(VENV)/.deps browser
 	$(PY) -m pytest -m "not e2e"
 
 test-e2e: setup

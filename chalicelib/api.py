@@ -63,7 +63,8 @@ def cost_report(request: ApiRequest) -> ApiResponse:
     if not raw_days.isdigit() or not 1 <= int(raw_days) <= 366:
         raise ValidationFailed("days must be an integer from 1 to 366.", {"field": "days"})
     services = get_services()
-    report = report_for(services.ledger, services.decisions, services.catalog, int(raw_days), services.settings.ops_ready)
+    report = report_for(services.ledger, services.decisions, services.catalog, int(raw_days), services.settings.ops_ready,
+                        budgets=services.budgets)
     return ApiResponse(report)
 
 

@@ -35,7 +35,9 @@ def cost_whatif(args: argparse.Namespace) -> int:
 
     from .config import get_settings
     from .meter.catalog import load_catalog
-    from .meter.planning import Scenario, analyse
+    from dataclasses import replace
+
+    from .meter.planning import FleetConfig, Scenario, analyse
 
     catalog = load_catalog(args.catalog or get_settings().price_catalog_path)
     overrides = {key: Decimal(str(value)) for key, value in {
@@ -47,6 +49,9 @@ def cost_whatif(args: argparse.Namespace) -> int:
         bedrock_model=args.bedrock_model, self_hosted_model=args.self_hosted_model, instance=args.instance,
         concurrency=args.concurrency, tokens_per_second=Decimal(str(args.tokens_per_second)) if args.tokens_per_second else None,
         daily_cv=Decimal(str(args.daily_cv)), ops_ready=args.ops_ready, ops_overrides=overrides or None,
+        cache_read_share=Decimal(str(args.cache_read_share)), cache_write_share=Decimal(str(args.cache_write_share)),
+        fleet=replace(FleetConfig.from_env(), **{k: v for k, v in {
+            "min_vcpus": args.min_vcpus, "spot_share": None if args.spot_share is None else Decimal(str(args.spot_share))}.items() if v is not None}),
     )
     try:
         result = analyse(scenario, catalog)
@@ -57,6 +62,63 @@ def cost_whatif(args: argparse.Namespace) -> int:
     return 0
 
 
+LOCAL_STACK_DEFAULTS = {  # what `make run` serves (devstack/stack.py): moto on 4566, any credentials
+    "AWS_ENDPOINT_URL": "http://127.0.0.1:4566", "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+}
+
+
+class CliError(Exception):
+    """A one-line error for the operator (exit status 2), never a traceback."""
+
+
+def stage_environment(stage: str, chalice_config: str) -> dict[str, str]:
+    """The environment a Chalice stage deploys with (.chalice/config.json: global, then the stage's), plus
+    the local stack's endpoint and region for `local`. Values already in the environment win."""
+    try:
+        with open(chalice_config, encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read {chalice_config}: {exc.__class__.__name__}") from exc
+    stages = config.get("stages", {})
+    if stage not in stages:
+        raise CliError(f"unknown stage {stage!r}; {chalice_config} has: {', '.join(sorted(stages)) or 'none'}")
+    values = {**config.get("environment_variables", {}), **stages[stage].get("environment_variables", {})}
+    if stage == "local":
+        values = {**LOCAL_STACK_DEFAULTS, **values}
+    return {str(k): str(v) for k, v in values.items()}
+
+
+def apply_stage(stage: str | None, chalice_config: str | None, environ: dict[str, str] | None = None) -> None:
+    import os
+
+    if not stage:
+        return
+    target = os.environ if environ is None else environ
+    path = chalice_config or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".chalice", "config.json")
+    for name, value in stage_environment(stage, path).items():
+        target.setdefault(name, value)
+
+
+def explain_aws_error(exc: Exception) -> str:
+    """What went wrong talking to AWS, in one line that says what to do."""
+    from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError, NoRegionError
+
+    if isinstance(exc, NoRegionError):
+        return "no AWS region configured: set AWS_DEFAULT_REGION or a profile region (boto3 does not read AWS_REGION), or use --stage local"
+    if isinstance(exc, NoCredentialsError):
+        return "no AWS credentials found: configure them the standard way (AWS_PROFILE, env vars, SSO), or use --stage local"
+    if isinstance(exc, EndpointConnectionError):
+        return f"cannot reach {exc.kwargs.get('endpoint_url', 'the AWS endpoint')}: is the local stack running (make run)?"
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code == "ResourceNotFoundException":
+            return ("a meter table does not exist here: pick the deployment with --stage (local, dev, prod) "
+                    "or set LEDGER_TABLE / AGGREGATES_TABLE / DECISIONS_TABLE / BUDGETS_TABLE")
+        return f"AWS refused the request: {code}: {exc.response.get('Error', {}).get('Message', '')}"[:300]
+    return f"{exc.__class__.__name__}: {exc}"[:300]
+
+
 def cost_report(args: argparse.Namespace) -> int:
     from .meter.report import render_html, render_json, render_table
     from .meter.service import report_for
@@ -64,7 +126,8 @@ def cost_report(args: argparse.Namespace) -> int:
 
     services = get_services()
     show = (lambda message: print(f"\r{message}", end="", file=sys.stderr, flush=True)) if sys.stderr.isatty() or args.progress else None
-    report = report_for(services.ledger, services.decisions, services.catalog, args.days, services.settings.ops_ready, progress=show)
+    report = report_for(services.ledger, services.decisions, services.catalog, args.days, services.settings.ops_ready, progress=show,
+                        budgets=services.budgets)
     if show:
         print(file=sys.stderr)
     rendered = {"table": render_table, "json": render_json, "html": render_html}[args.format](report)
@@ -108,6 +171,9 @@ def meter_replay(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="crossover", description="Crossover operations.")
+    parser.add_argument("--stage", help="read table names etc. from this Chalice stage in .chalice/config.json "
+                                        "(local: the `make run` stack, no setup needed); default: the environment as is")
+    parser.add_argument("--chalice-config", help="another .chalice/config.json")
     commands = parser.add_subparsers(dest="command", required=True)
     screen_cmd = commands.add_parser("screen", help="screen prompts offline (local layers)")
     screen_cmd.add_argument("--jsonl", action="store_true", required=True, help="read JSON lines on stdin, write verdicts on stdout")
@@ -117,8 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     whatif.add_argument("--tokens-per-month", type=float, required=True)
     whatif.add_argument("--output-share", type=float, default=0.25, help="fraction of tokens that are output tokens")
     whatif.add_argument("--bedrock-model", default="anthropic.claude-3-sonnet-20240229-v1:0")
-    whatif.add_argument("--self-hosted-model", default="qwen3-32b")
-    whatif.add_argument("--instance", default="ml.g7e.2xlarge")
+    whatif.add_argument("--self-hosted-model", help="default: the catalog's equivalent-quality pair of the Bedrock model")
+    whatif.add_argument("--instance", help="default: the self-hosted model's instance in the catalog (EC2, as Batch runs it)")
+    whatif.add_argument("--cache-read-share", type=float, default=0.0, help="fraction of tokens that are cache reads")
+    whatif.add_argument("--cache-write-share", type=float, default=0.0, help="fraction of tokens that are 5-minute cache writes")
+    whatif.add_argument("--min-vcpus", type=int, help="Batch MinvCpus of the GPU fleet (default: catalog / GPU_MIN_VCPUS)")
+    whatif.add_argument("--spot-share", type=float, help="share of GPU hours on spot (default: catalog / GPU_SPOT_SHARE)")
     whatif.add_argument("--concurrency", type=int, help="which measured concurrency to use (default: the highest)")
     whatif.add_argument("--tokens-per-second", type=float, help="override the catalog's measured throughput")
     whatif.add_argument("--daily-cv", type=float, default=0.2, help="traffic variability: stdev/mean of daily tokens")
@@ -143,6 +213,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     replay = meter.add_parser("replay", help="write `meter.record_failed` entries from a JSON log export back into the ledger")
     replay.add_argument("--log", required=True, help="log file (JSON lines, e.g. a CloudWatch Logs export); '-' for stdin")
     args = parser.parse_args(argv)
+    try:
+        apply_stage(args.stage, args.chalice_config)
+        return _dispatch(parser, args)
+    except CliError as exc:
+        print(f"crossover: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # AWS configuration and access problems: one line, never a traceback
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        if not isinstance(exc, (BotoCoreError, ClientError)):
+            raise
+        print(f"crossover: error: {explain_aws_error(exc)}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "meter":
         return meter_replay(args)
     if args.command == "dlq":

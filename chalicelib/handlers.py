@@ -16,7 +16,7 @@ def daily_cost_report() -> dict[str, Any]:
     try:
         return publish_daily_report(services.ledger, services.decisions, services.catalog, settings.ops_ready,
                                     settings.reports_bucket, settings.report_days, services.catalog.recommendation.days_to_confirm,
-                                    settings.kms_key_id)
+                                    settings.kms_key_id, budgets=services.budgets)
     finally:
         metrics.flush_metrics()
 

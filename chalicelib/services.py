@@ -9,6 +9,7 @@ from .agent.tools import REGISTRY, ToolRegistry
 from .auth import TenantStore
 from .config import Settings, get_settings
 from .meter.catalog import PriceCatalog, load_catalog
+from .meter.alerts import AlertsConfig, BudgetAlerts
 from .meter.budgets import Budgets
 from .meter.decisions import DecisionStore
 from .meter.ledger import Ledger
@@ -59,7 +60,7 @@ def get_services() -> Services:
         tenants=TenantStore(settings.tenants_table, settings.tenant_cache_ttl_s),
         ledger=ledger,
         meter=MeterWriter(ledger, settings.meter_spill_queue),
-        budgets=Budgets(settings.budgets_table),
+        budgets=Budgets(settings.budgets_table, alerts=BudgetAlerts(settings.budgets_table, AlertsConfig.from_env())),
         decisions=DecisionStore(settings.decisions_table),
         catalog=load_catalog(settings.price_catalog_path),
         backends=build_backends(settings),

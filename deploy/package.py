@@ -74,8 +74,13 @@ LEDGER = [table("LedgerTable", "PutItem", "ConditionCheckItem"), table("Aggregat
 # Metering functions may buffer a refused ledger write on the spill queue (chalicelib/meter/spill.py).
 METER = [*LEDGER, statement(["sqs:GetQueueUrl", "sqs:SendMessage"], [arn("MeterSpillQueue")])]
 SCREEN = [table("PoliciesTable", "GetItem", "PutItem"), PII, GUARDRAIL]
+# GPU job cost per Batch attempt (chalicelib/meter/gpu_cost.py): instance type and spot/on-demand of each attempt.
+# ec2:DescribeInstances has no resource-level permissions.
+GPU_ATTEMPTS = [statement(["ecs:DescribeContainerInstances"], [sub("arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:container-instance/*")]),
+                statement(["ec2:DescribeInstances"], ["*"])]
 INVOKE = [table("TenantsTable", "GetItem"), table("IdempotencyTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"),
-          table("BudgetsTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"), table("DecisionsTable", "Query"), BEDROCK, KMS, *METER, *SCREEN]
+          table("BudgetsTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"), table("DecisionsTable", "Query"), BEDROCK, KMS, *METER, *SCREEN,
+          statement(["sns:Publish"], [{"Ref": "BudgetAlertsTopic"}])]  # budget alerts (chalicelib/meter/alerts.py)
 SUBMIT_JOBS = [table("JobsTable", "GetItem", "PutItem", "UpdateItem"), s3_objects("DataBucket", ["inputs/"], "PutObject", "GetObject"),
                statement(["states:StartExecution"], [{"Ref": "JobStateMachine"}])]
 
@@ -95,7 +100,7 @@ def policies() -> dict[str, list[dict[str, Any]]]:
     events = [table("EventsTable", "GetItem", "PutItem"), s3_objects("DataBucket", ["results/"], "PutObject"),
               statement(["sqs:SendMessage"], [sub("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:crossover-replies-*")])]
     return {
-        "APIHandler": [*INVOKE, *SUBMIT_JOBS, s3_objects("DataBucket", ["results/"], "GetObject"), UPLOADS,
+        "APIHandler": [*INVOKE, *SUBMIT_JOBS, s3_objects("DataBucket", ["results/"], "GetObject"), UPLOADS, table("BudgetsTable", "Scan"),
                        statement(["states:StopExecution"], [sub("arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${JobStateMachine.Name}:*")]),
                        statement(["batch:TerminateJob"], [sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")])],
         "JobSteps": [table("JobsTable", "GetItem", "UpdateItem"), *METER, BEDROCK, KMS, CALLBACKS,
@@ -103,7 +108,7 @@ def policies() -> dict[str, list[dict[str, Any]]]:
                      statement(["batch:SubmitJob", "batch:TagResource"], [{"Ref": "GpuJobQueue"}, {"Ref": "WorkerJobDefinition"},
                                                                           sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")]),
                      statement(["batch:TerminateJob"], [sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")]),
-                     statement(["batch:DescribeJobs"], ["*"]), sqs_consumer("JobStepsQueue"),
+                     statement(["batch:DescribeJobs"], ["*"]), *GPU_ATTEMPTS, sqs_consumer("JobStepsQueue"),
                      # The capacity watch: a delayed message to its own queue, and heartbeats while Batch queues the job.
                      statement(["sqs:GetQueueUrl", "sqs:SendMessage"], [arn("JobStepsQueue")]),
                      statement(["states:SendTaskHeartbeat"], ["*"])],
@@ -112,8 +117,8 @@ def policies() -> dict[str, list[dict[str, Any]]]:
         "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),
                          sqs_consumer("ObjectEventsQueue")],
         "MeterSpill": [*LEDGER, sqs_consumer("MeterSpillQueue")],
-        "BatchJobFailed": [table("JobsTable", "GetItem", "UpdateItem"), CALLBACKS, ASYNC_DLQ],
-        "DailyCostReport": [table("AggregatesTable", "Query"), table("DecisionsTable", "Query", "PutItem"), KMS,
+        "BatchJobFailed": [table("JobsTable", "GetItem", "UpdateItem"), CALLBACKS, ASYNC_DLQ, *METER, *GPU_ATTEMPTS],
+        "DailyCostReport": [table("AggregatesTable", "Query"), table("DecisionsTable", "Query", "PutItem"), KMS, table("BudgetsTable", "Scan", "GetItem"),
                             s3_objects("ReportsBucket", ["reports/"], "PutObject"), ASYNC_DLQ],
     }
 
@@ -458,7 +463,8 @@ def add_functions(resources: dict[str, Any], env: dict[str, str], settings: dict
         if kind == "AWS::SQS::Queue":
             names[variable] = {"Fn::GetAtt": [logical, "QueueName"]}
     names.update({"STATE_MACHINE_ARN": {"Ref": "JobStateMachine"}, "KMS_KEY_ID": {"Ref": "DataKey"},
-                  "BATCH_JOB_QUEUE": {"Ref": "GpuJobQueue"}, "BATCH_JOB_DEFINITION": {"Ref": "WorkerJobDefinition"}})
+                  "BATCH_JOB_QUEUE": {"Ref": "GpuJobQueue"}, "BATCH_JOB_DEFINITION": {"Ref": "WorkerJobDefinition"},
+                  "BUDGET_ALERTS_TOPIC_ARN": {"Ref": "BudgetAlertsTopic"}})
     all_policies = policies()
     for function, name in FUNCTIONS.items():
         # Its own log group (with retention) rather than the one Lambda would create unbounded; it may write only there.

@@ -20,6 +20,7 @@ from .. import aws, safe_json, storage
 from ..agent.loop import AgentLimits, run_agent
 from ..auth import Tenant
 from ..errors import CrossoverError, NotFound, Throttled, ValidationFailed
+from ..meter.gpu_cost import BatchAttempts, FinalAttempt, meter_gpu_attempts
 from ..meter.ledger import LedgerEntry
 from ..meter.pricing import Usage, price_usage
 from ..observability import logger, metrics
@@ -285,12 +286,11 @@ class JobService:
             # A malformed report will not improve on retry: fail the step (the workflow falls back or fails).
             self._answer(message.task_token, error=("Worker.BadReport", f"{exc.error_count()} invalid field(s) in the worker's report"))
             return
-        instance = self.services.catalog.gpu_instances.get(report.instance_type)
-        gpu_seconds = Decimal(str(report.gpu_seconds))
-        # The instance is paid for its wall time, whatever the GPUs did meanwhile.
-        cost = (Decimal(str(report.wall_seconds)) * instance.on_demand_per_hour / 3600).quantize(Decimal("0.00000001")) if instance else None
         usage = Usage(input_tokens=report.input_tokens, output_tokens=report.output_tokens)
-        self._meter(job, f"{job['job_id']}#gpu", report.model, "self_hosted", "job", usage, cost, message.trace_id, gpu_seconds)
+        # Every Batch attempt is metered (the ones that died too), each at its own instance's spot/on-demand price.
+        cost = meter_gpu_attempts(self.services.meter.record, self.services.catalog, BatchAttempts(aws.client), job,
+                                  job.get("batch_job_id") or "local", report.model, message.trace_id,
+                                  FinalAttempt(Decimal(str(report.wall_seconds)), report.instance_type, usage))
         _, result_key = parse_s3_uri(report.result_uri)
         failed = report.failed_items
         if failed.count and job.get("fallback", True) and failed.count == len(failed.indexes):
@@ -474,6 +474,9 @@ class JobService:
         if not name.startswith("crossover-job-"):
             return "ignored"
         job = self.store.get(name[len("crossover-"):])
+        if job and detail.get("jobId"):  # its attempts cost GPU time whether or not the workflow still waits on it
+            meter_gpu_attempts(self.services.meter.record, self.services.catalog, BatchAttempts(aws.client), job, str(detail["jobId"]),
+                               self.settings.self_hosted_model, job.get("trace_id", ""), description=detail)
         if not job or job.get("batch_job_id") != detail.get("jobId") or not job.get("task_token"):
             return "ignored"  # an older attempt, or not ours
         reason = str(detail.get("statusReason") or "Batch job failed")

@@ -1,20 +1,32 @@
-"""Break-even maths, Bedrock against self-hosted GPU, as pure functions over Decimal.
+"""Break-even maths, Bedrock against self-hosted GPU, as pure functions.
 
-Self-hosted monthly cost = GPU hours x blended hourly price (instances sized from measured
-throughput, traffic peaks and 30% headroom; at least one warm instance, paid even when idle)
-+ setup hours x rate / amortisation months + maintenance hours x rate + incidents   (seed 004).
+Monthly cost as a function of the monthly token volume T (every billed token: input, output,
+cache reads and cache writes):
+
+    Bedrock      = T x blended $/token (the traffic's mix at the model's prices) + requests x overhead
+    self-hosted  = fixed ops (setup amortised + maintenance + incidents)
+                   + instances(T) x 730 h x blended $/instance-hour (the deploy's spot share)
+                   + requests x overhead (Lambda, Step Functions; Batch itself is free)
+
+instances(T) is a step function (whole instances, sized for the peak with headroom, never below the
+deploy's warm minimum), so self-hosted can win, lose again when one more instance is needed, and win
+again later. `find_breakeven` walks the steps exactly (rational arithmetic) and returns every range
+of volumes where self-hosting costs no more than Bedrock.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from fractions import Fraction
 
-from .catalog import FleetMix, GpuInstance, OpsInputs, Throughput, TokenPrice
+from .catalog import GpuInstance, OpsInputs, Throughput, TokenPrice
+from .pricing import effective_rates
 
 HOURS_PER_MONTH = Decimal(730)  # AWS's billing convention
 SECONDS_PER_HOUR = Decimal(3600)
 MILLION = Decimal(1_000_000)
+DEFAULT_CEILING = 10**13  # 10 trillion tokens a month: far beyond any single deployment
 
 
 def tokens_per_second_from_cost(usd_per_hour: Decimal, usd_per_million_tokens: Decimal) -> Decimal:
@@ -27,36 +39,97 @@ def cost_per_million_tokens(usd_per_hour: Decimal, tokens_per_second: Decimal) -
     return usd_per_hour / (tokens_per_second * SECONDS_PER_HOUR) * MILLION
 
 
-def measured_tokens_per_second(measurement: Throughput, instance: GpuInstance) -> Decimal:
+def measured_tokens_per_second(measurement: Throughput, measured_on: GpuInstance) -> Decimal:
+    """Tokens/s as the measurement counts them (total or output tokens, see `Throughput.counts`).
+
+    `measured_on` is the instance the measurement was taken on: a $/M figure is only meaningful
+    at that instance's hourly price (seed 003 used SageMaker prices).
+    """
     if measurement.tokens_per_second is not None:
         return measurement.tokens_per_second
-    if measurement.usd_per_mtok_output is None:
+    if measurement.usd_per_mtok is None:
         raise ValueError(f"throughput for {measurement.model} on {measurement.instance} has neither tokens/s nor $/M")
-    return tokens_per_second_from_cost(instance.on_demand_per_hour, measurement.usd_per_mtok_output)
+    return tokens_per_second_from_cost(measured_on.on_demand_per_hour, measurement.usd_per_mtok)
+
+
+def output_equivalent_per_second(measurement: Throughput, measured_on: GpuInstance, input_token_weight: Decimal) -> Decimal:
+    """Capacity of one instance in output-equivalent tokens/s (an input token costs `input_token_weight`
+    of an output token of GPU time). Seed 003: 1,477 total tokens/s at 1,000 in + 560 out per request
+    -> 1,477 x (560 + 100) / 1,560 ~ 625 output-equivalent tokens/s."""
+    tokens = measured_tokens_per_second(measurement, measured_on)
+    if measurement.counts == "output":
+        return tokens
+    inputs, outputs = Decimal(measurement.input_tokens_per_request), Decimal(measurement.output_tokens_per_request)
+    return tokens * (outputs + inputs * input_token_weight) / (inputs + outputs)
 
 
 @dataclass(frozen=True)
 class Traffic:
-    """A month of traffic: tokens, the output share, and how peaky the days are."""
+    """A month of traffic: every billed token, its mix, how peaky it is, and how big a request is."""
 
     tokens_per_month: Decimal
     output_share: Decimal = Decimal("0.25")
     peak_to_average: Decimal = Decimal("2")  # sizing peak: busiest hour vs the month's average
+    cache_read_share: Decimal = Decimal(0)
+    cache_write_share: Decimal = Decimal(0)  # 5-minute cache writes
+    cache_write_1h_share: Decimal = Decimal(0)
+    tokens_per_request: Decimal = Decimal(1560)  # seed 003's request (1,000 in + 560 out)
+
+    def __post_init__(self) -> None:
+        if self.input_share < 0 or min(self.output_share, self.cache_read_share, self.cache_write_share, self.cache_write_1h_share) < 0:
+            raise ValueError("traffic shares must be between 0 and 1 and add up to at most 1")
+
+    @property
+    def input_share(self) -> Decimal:
+        return 1 - self.output_share - self.cache_read_share - self.cache_write_share - self.cache_write_1h_share
 
     @property
     def input_tokens(self) -> Decimal:
-        return self.tokens_per_month * (1 - self.output_share)
+        return self.tokens_per_month * self.input_share
 
     @property
     def output_tokens(self) -> Decimal:
         return self.tokens_per_month * self.output_share
 
+    @property
+    def requests(self) -> Decimal:
+        return self.tokens_per_month / self.tokens_per_request if self.tokens_per_request else Decimal(0)
+
+    def at(self, tokens_per_month: Decimal | int) -> "Traffic":
+        """The same shape at another volume."""
+        return replace(self, tokens_per_month=Decimal(tokens_per_month))
+
+
+@dataclass(frozen=True)
+class FleetShape:
+    """The GPU fleet as deployed: warm minimum (Batch MinvCpus) and the share of hours on spot."""
+
+    min_instances: int = 1
+    spot_share: Decimal = Decimal(0)
+    savings_plan_share: Decimal = Decimal(0)  # hours covered by a Compute Savings Plan, if the team bought one
+
+    @property
+    def on_demand_share(self) -> Decimal:
+        return 1 - self.spot_share - self.savings_plan_share
+
+
+@dataclass(frozen=True)
+class Overheads:
+    """Per-request cost of the serverless path around each backend (priced from the catalog)."""
+
+    bedrock_usd_per_request: Decimal = Decimal(0)
+    self_hosted_usd_per_request: Decimal = Decimal(0)
+
+
+NO_OVERHEADS = Overheads()
+
 
 @dataclass(frozen=True)
 class SelfHostedOption:
     instance: GpuInstance
-    tokens_per_second: Decimal  # output tokens/s per instance at the measured concurrency
+    tokens_per_second: Decimal  # output-equivalent tokens/s per instance at the measured concurrency
     ops: OpsInputs
+    fleet: FleetShape = field(default_factory=FleetShape)
 
 
 @dataclass(frozen=True)
@@ -68,38 +141,92 @@ class SelfHostedCost:
     setup_usd: Decimal
     maintenance_usd: Decimal
     incident_usd: Decimal
+    overhead_usd: Decimal = Decimal(0)
 
     @property
     def total(self) -> Decimal:
-        return self.gpu_usd + self.setup_usd + self.maintenance_usd + self.incident_usd
+        return self.gpu_usd + self.setup_usd + self.maintenance_usd + self.incident_usd + self.overhead_usd
 
 
-def bedrock_monthly_cost(traffic: Traffic, price: TokenPrice) -> Decimal:
-    return (traffic.input_tokens * price.input_per_mtok + traffic.output_tokens * price.output_per_mtok) / MILLION
+def bedrock_usd_per_token(traffic: Traffic, price: TokenPrice) -> Decimal:
+    """$ per billed token at this traffic's mix (cache reads and writes at their own prices)."""
+    rates = effective_rates(price)
+    return (traffic.input_share * rates["input"] + traffic.output_share * rates["output"]
+            + traffic.cache_read_share * rates["cache_read"] + traffic.cache_write_share * rates["cache_write"]
+            + traffic.cache_write_1h_share * rates["cache_write_1h"]) / MILLION
 
 
-def blended_hourly_price(instance: GpuInstance, mix: FleetMix) -> Decimal:
-    """Fleet mix (seed 001: 70% savings plan, 20% on-demand, 10% spot) priced per instance-hour."""
-    share = mix.savings_plan + mix.on_demand + mix.spot
-    return (mix.savings_plan * instance.savings_plan_per_hour + mix.on_demand * instance.on_demand_per_hour
-            + mix.spot * instance.spot_per_hour) / share
+def bedrock_monthly_cost(traffic: Traffic, price: TokenPrice, overheads: Overheads = NO_OVERHEADS) -> Decimal:
+    return (traffic.tokens_per_month * bedrock_usd_per_token(traffic, price)
+            + traffic.requests * overheads.bedrock_usd_per_request)
+
+
+def blended_hourly_price(instance: GpuInstance, fleet: FleetShape) -> Decimal:
+    """One instance-hour at the fleet's spot / savings-plan / on-demand split."""
+    return (fleet.spot_share * instance.spot_per_hour + fleet.savings_plan_share * instance.savings_plan_per_hour
+            + fleet.on_demand_share * instance.on_demand_per_hour)
+
+
+def gpu_weight_per_token(traffic: Traffic, ops: OpsInputs) -> Decimal:
+    """GPU time of an average billed token, in output tokens: prefill is batched (input weight), and a
+    prefix-cache hit skips most of it (cache-read weight)."""
+    prefill = traffic.input_share + traffic.cache_write_share + traffic.cache_write_1h_share
+    return traffic.output_share + prefill * ops.input_token_weight + traffic.cache_read_share * ops.cache_read_token_weight
+
+
+@dataclass(frozen=True)
+class CostLines:
+    """Both monthly costs as exact functions of the volume T (rationals, so ties are ties).
+
+    bedrock(T) = bedrock_per_token x T;  self_hosted(T) = fixed + self_hosted_per_token x T + per_instance x n(T),
+    n(T) = max(min_instances, ceil(T / tokens_per_instance)); tokens_per_instance None: GPU time is free.
+    """
+
+    bedrock_per_token: Fraction
+    self_hosted_per_token: Fraction
+    fixed: Fraction
+    per_instance: Fraction
+    tokens_per_instance: Fraction | None
+    min_instances: int
+
+    def instances(self, tokens: Fraction | int) -> int:
+        if self.tokens_per_instance is None:
+            return self.min_instances
+        return max(self.min_instances, math.ceil(Fraction(tokens) / self.tokens_per_instance))
+
+    def gap(self, tokens: int) -> Fraction:
+        """Self-hosted minus Bedrock at `tokens` a month (<= 0: self-hosting costs no more)."""
+        return (self.fixed + self.per_instance * self.instances(tokens)
+                - (self.bedrock_per_token - self.self_hosted_per_token) * tokens)
+
+
+def cost_lines(traffic: Traffic, price: TokenPrice, option: SelfHostedOption, overheads: Overheads = NO_OVERHEADS) -> CostLines:
+    ops = option.ops
+    per_request = Fraction(1) / Fraction(traffic.tokens_per_request) if traffic.tokens_per_request else Fraction(0)
+    weight = Fraction(gpu_weight_per_token(traffic, ops)) * Fraction(traffic.peak_to_average)
+    usable = Fraction(option.tokens_per_second) * (1 - Fraction(ops.headroom)) * Fraction(HOURS_PER_MONTH * SECONDS_PER_HOUR)
+    return CostLines(
+        bedrock_per_token=Fraction(bedrock_usd_per_token(traffic, price)) + per_request * Fraction(overheads.bedrock_usd_per_request),
+        self_hosted_per_token=per_request * Fraction(overheads.self_hosted_usd_per_request),
+        fixed=(Fraction(ops.setup_hours) * Fraction(ops.engineer_usd_per_hour) / Fraction(ops.amortisation_months)
+               + Fraction(ops.maintenance_hours_per_month) * Fraction(ops.engineer_usd_per_hour) + Fraction(ops.incident_usd_per_month)),
+        per_instance=Fraction(HOURS_PER_MONTH) * Fraction(blended_hourly_price(option.instance, option.fleet)),
+        tokens_per_instance=usable / weight if weight > 0 else None,
+        min_instances=option.fleet.min_instances,
+    )
 
 
 def instances_needed(traffic: Traffic, option: SelfHostedOption) -> int:
     """Enough instances for the peak at (1 - headroom) utilisation; never fewer than the warm minimum."""
-    weighted_tokens = traffic.output_tokens + traffic.input_tokens * option.ops.input_token_weight
-    average_rate = weighted_tokens / (HOURS_PER_MONTH * SECONDS_PER_HOUR)
-    peak_rate = average_rate * traffic.peak_to_average
-    usable_rate = option.tokens_per_second * (1 - option.ops.headroom)
-    needed = (peak_rate / usable_rate).to_integral_value(rounding=ROUND_CEILING)
-    return max(option.ops.min_instances, int(needed))
+    dummy = TokenPrice(input_per_mtok=Decimal(0), output_per_mtok=Decimal(0), source="-", as_of="-")
+    return cost_lines(traffic, dummy, option).instances(Fraction(traffic.tokens_per_month))
 
 
-def self_hosted_monthly_cost(traffic: Traffic, option: SelfHostedOption) -> SelfHostedCost:
+def self_hosted_monthly_cost(traffic: Traffic, option: SelfHostedOption, overheads: Overheads = NO_OVERHEADS) -> SelfHostedCost:
     ops = option.ops
     instances = instances_needed(traffic, option)
     gpu_hours = HOURS_PER_MONTH * instances
-    hourly = blended_hourly_price(option.instance, ops.fleet_mix)
+    hourly = blended_hourly_price(option.instance, option.fleet)
     return SelfHostedCost(
         instances=instances,
         gpu_hours=gpu_hours,
@@ -108,32 +235,129 @@ def self_hosted_monthly_cost(traffic: Traffic, option: SelfHostedOption) -> Self
         setup_usd=ops.setup_hours * ops.engineer_usd_per_hour / ops.amortisation_months,
         maintenance_usd=ops.maintenance_hours_per_month * ops.engineer_usd_per_hour,
         incident_usd=ops.incident_usd_per_month,
+        overhead_usd=traffic.requests * overheads.self_hosted_usd_per_request,
     )
 
 
-def breakeven_tokens_per_month(traffic: Traffic, price: TokenPrice, option: SelfHostedOption,
-                               ceiling: Decimal = Decimal(10) ** 13) -> Decimal | None:
-    """Smallest monthly volume (same mix and peakiness) at which self-hosting costs no more than Bedrock.
+@dataclass(frozen=True)
+class BreakEven:
+    """Where self-hosting costs no more than Bedrock, as half-open volume ranges [start, end) in tokens
+    a month; end None means "and every larger volume". Searched up to `searched_up_to` inclusive."""
 
-    None when it never does below `ceiling` (self-hosted marginal cost at or above Bedrock's).
-    Self-hosted cost is a step function (whole instances), so search rather than solve.
-    """
-    def cheaper(tokens: Decimal) -> bool:
-        at = Traffic(tokens, traffic.output_share, traffic.peak_to_average)
-        return self_hosted_monthly_cost(at, option).total <= bedrock_monthly_cost(at, price)
+    self_hosted_wins: tuple[tuple[int, int | None], ...]
+    searched_up_to: int
 
-    if not cheaper(ceiling):
+    @property
+    def first(self) -> int | None:
+        return self.self_hosted_wins[0][0] if self.self_hosted_wins else None
+
+    @property
+    def stays_cheaper_from(self) -> int | None:
+        """The volume from which self-hosting stays cheaper for good (None: not within the search)."""
+        if self.self_hosted_wins and self.self_hosted_wins[-1][1] is None:
+            return self.self_hosted_wins[-1][0]
         return None
-    low, high = Decimal(0), ceiling
-    while high - low > max(Decimal(1000), high * Decimal("0.0001")):
-        middle = (low + high) / 2
-        if cheaper(middle):
-            high = middle
+
+    @property
+    def bedrock_wins_again(self) -> tuple[tuple[int, int], ...]:
+        """Ranges past the first crossing where Bedrock is cheaper again (an extra instance's step)."""
+        return tuple((end, nxt[0]) for (_, end), nxt in zip(self.self_hosted_wins, self.self_hosted_wins[1:]) if end is not None)
+
+    def self_hosted_wins_at(self, tokens: int) -> bool:
+        return any(start <= tokens and (end is None or tokens < end) for start, end in self.self_hosted_wins)
+
+    def to_dict(self) -> dict[str, object]:
+        def pair(start: int, end: int | None) -> dict[str, str | None]:
+            return {"from": str(start), "to": None if end is None else str(end)}
+        return {"first_tokens_per_month": None if self.first is None else str(self.first),
+                "self_hosted_cheaper": [pair(*r) for r in self.self_hosted_wins],
+                "bedrock_cheaper_again": [pair(*r) for r in self.bedrock_wins_again],
+                "stays_cheaper_from": None if self.stays_cheaper_from is None else str(self.stays_cheaper_from),
+                "searched_up_to": str(self.searched_up_to)}
+
+
+_DEGENERATE_STEPS = 10_000  # zero fixed costs with no saving per instance: ties only; scan a bounded number of steps
+
+
+def _step_bounds(lines: CostLines, instances: int) -> tuple[int, int]:
+    """First and last integer volume served by exactly `instances` instances."""
+    size = lines.tokens_per_instance
+    assert size is not None
+    low = 0 if instances == lines.min_instances else math.floor((instances - 1) * size) + 1
+    return low, math.floor(instances * size)
+
+
+def winning_ranges(lines: CostLines, ceiling: int = DEFAULT_CEILING) -> BreakEven:
+    """Every integer volume in [0, ceiling] where self-hosted costs no more than Bedrock, as ranges.
+
+    Within one step (n instances) the gap is linear in T, so each step is solved exactly. Steps that
+    cannot win are skipped in closed form, and past a computable step every step wins in full, so the
+    last range is open-ended. With margin = what a token saves off Bedrock, size = tokens per instance,
+    slope = margin x size - per_instance (what a full instance's worth of tokens saves):
+      * step j's best point is its end, j x size: it can win only if fixed <= j x slope;
+      * at step j's start, (j-1) x size, the gap is fixed + margin x size - j x slope, so every step
+        with j >= (fixed + margin x size) / slope wins in full.
+    """
+    margin = lines.bedrock_per_token - lines.self_hosted_per_token
+    size = lines.tokens_per_instance
+    lowest = lines.min_instances
+    if size is None:  # GPU time free at this mix: one step for every volume
+        steps, tail_step = [(lowest, 0, ceiling)], (lowest if margin > 0 else None)
+    else:
+        slope = margin * size - lines.per_instance
+        if slope > 0:
+            first = max(lowest, math.floor(lines.fixed / slope) - 1)
+            tail_step = max(first, math.ceil((lines.fixed + margin * size) / slope))
+            last = tail_step
+        elif lines.fixed > 0:
+            return BreakEven((), ceiling)  # every step's best point costs at least `fixed` more than Bedrock
         else:
-            low = middle
-    # The first crossing. Past it each extra instance adds far less than the Bedrock bill grows over
-    # the volume that instance serves, so self-hosting stays cheaper (checked in the tests).
-    return high.to_integral_value(rounding=ROUND_CEILING)
+            first, last, tail_step = lowest, lowest + _DEGENERATE_STEPS, None
+        steps = []
+        instances = first
+        while True:  # up to the first non-empty step at or past `last` (a step holds no integer when size < 1)
+            low, high = _step_bounds(lines, instances)
+            if low > ceiling:
+                break
+            if low <= high:
+                steps.append((instances, low, min(high, ceiling)))
+                if instances >= last:
+                    break
+            instances += 1
+    wins: list[list[int]] = []
+    for instances, low, high in steps:
+        gap_at_zero = lines.fixed + lines.per_instance * instances  # the gap is gap_at_zero - margin x T in this step
+        if margin > 0:
+            start, end = max(low, math.ceil(gap_at_zero / margin)), high
+        elif margin == 0:
+            start, end = (low, high) if gap_at_zero <= 0 else (1, 0)
+        else:
+            start, end = low, min(high, math.floor(gap_at_zero / margin))
+        if start > end:
+            continue
+        if wins and wins[-1][1] + 1 == start:
+            wins[-1][1] = end
+        else:
+            wins.append([start, end])
+    ranges: list[tuple[int, int | None]] = [(start, end + 1) for start, end in wins]
+    reached_tail = tail_step is not None and bool(steps) and steps[-1][0] >= tail_step and bool(ranges) and wins[-1][1] == steps[-1][2]
+    if reached_tail:
+        ranges[-1] = (ranges[-1][0], None)
+    return BreakEven(tuple(ranges), ceiling)
+
+
+def find_breakeven(traffic: Traffic, price: TokenPrice, option: SelfHostedOption, overheads: Overheads = NO_OVERHEADS,
+                   ceiling: int = DEFAULT_CEILING) -> BreakEven:
+    """All volumes (same mix, peakiness and request size) where self-hosting costs no more than Bedrock."""
+    return winning_ranges(cost_lines(traffic, price, option, overheads), ceiling)
+
+
+def breakeven_tokens_per_month(traffic: Traffic, price: TokenPrice, option: SelfHostedOption,
+                               overheads: Overheads = NO_OVERHEADS, ceiling: int = DEFAULT_CEILING) -> Decimal | None:
+    """Smallest monthly volume at which self-hosting costs no more than Bedrock (None: never below `ceiling`).
+    Bedrock may win again past it: see `find_breakeven` for every range."""
+    first = find_breakeven(traffic, price, option, overheads, ceiling).first
+    return None if first is None else Decimal(first)
 
 
 def coefficient_of_variation(daily_tokens: list[Decimal]) -> Decimal:
@@ -150,3 +374,4 @@ def coefficient_of_variation(daily_tokens: list[Decimal]) -> Decimal:
 def peak_factor_from_cv(cv: Decimal) -> Decimal:
     """Sizing peak from daily variability: flat traffic still peaks within the day (x1.5), more with spread."""
     return Decimal("1.5") + 2 * cv
+

@@ -55,6 +55,7 @@ class LedgerEntry(BaseModel):
             "output_tokens": {"N": str(self.usage.output_tokens)},
             "cache_read_tokens": {"N": str(self.usage.cache_read_tokens)},
             "cache_write_tokens": {"N": str(self.usage.cache_write_tokens)},
+            "cache_write_1h_tokens": {"N": str(self.usage.cache_write_1h_tokens)},
             "priced": {"BOOL": self.cost_usd is not None},
         }
         if self.cost_usd is not None:
@@ -116,7 +117,10 @@ class Ledger:
             ":calls": {"N": "1"},
             ":input": {"N": str(entry.usage.input_tokens)},
             ":output": {"N": str(entry.usage.output_tokens)},
-            ":cache": {"N": str(entry.usage.cache_read_tokens + entry.usage.cache_write_tokens)},
+            ":cache": {"N": str(entry.usage.cache_read_tokens + entry.usage.cache_write_tokens + entry.usage.cache_write_1h_tokens)},
+            ":cache_read": {"N": str(entry.usage.cache_read_tokens)},
+            ":cache_write": {"N": str(entry.usage.cache_write_tokens)},
+            ":cache_write_1h": {"N": str(entry.usage.cache_write_1h_tokens)},
             ":cost": {"N": number(entry.cost_usd if entry.cost_usd is not None else Decimal(0))},
             ":unpriced": {"N": "0" if entry.cost_usd is not None else "1"},
             ":gpu": {"N": number(entry.gpu_seconds or Decimal(0))},
@@ -125,7 +129,9 @@ class Ledger:
             "TableName": self._aggregates,
             "Key": {"pk": {"S": aggregate_key(entry.day, shard_of(entry.request_id, self._shards))},
                     "sk": {"S": f"{entry.tenant}#{entry.backend}#{entry.model}"}},
+            # cache_tokens (all cache tokens) stays for older readers; the split prices the break-even's mix.
             "UpdateExpression": ("ADD calls :calls, input_tokens :input, output_tokens :output, cache_tokens :cache, "
+                                 "cache_read_tokens :cache_read, cache_write_tokens :cache_write, cache_write_1h_tokens :cache_write_1h, "
                                  "cost_usd :cost, unpriced_calls :unpriced, gpu_seconds :gpu"),
             "ExpressionAttributeValues": values,
         }

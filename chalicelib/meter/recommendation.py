@@ -26,7 +26,8 @@ class Assessment:
 
 
 def assess(tokens_per_month: Decimal, bedrock_usd: Decimal, self_hosted: SelfHostedCost, daily_cv: Decimal,
-           ops_ready: bool, settings: RecommendationSettings, breakeven_tokens: Decimal | None) -> Assessment:
+           ops_ready: bool, settings: RecommendationSettings, breakeven_tokens: Decimal | None,
+           bedrock_wins_again: tuple[tuple[int, int], ...] = ()) -> Assessment:
     saving = bedrock_usd - self_hosted.total
     saving_ratio = saving / bedrock_usd if bedrock_usd > 0 else Decimal(-1)
     numbers = {
@@ -35,6 +36,8 @@ def assess(tokens_per_month: Decimal, bedrock_usd: Decimal, self_hosted: SelfHos
         "saving_ratio": f"{saving_ratio:.3f}", "daily_cv": f"{daily_cv:.3f}", "instances": str(self_hosted.instances),
         "breakeven_tokens_per_month": f"{breakeven_tokens:.0f}" if breakeven_tokens is not None else "never",
     }
+    if bedrock_wins_again:
+        numbers["bedrock_cheaper_again"] = ", ".join(f"{start / 1e9:.2f}B-{end / 1e9:.2f}B" for start, end in bedrock_wins_again[:5])
     reasons: list[str] = []
     if tokens_per_month < settings.evaluate_below_tokens:
         reasons.append(f"volume {tokens_per_month / 1_000_000:.0f}M tokens/month is below {settings.evaluate_below_tokens / 1_000_000:.0f}M: Bedrock almost always wins with ops included")

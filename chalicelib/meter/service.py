@@ -2,18 +2,30 @@
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
+from decimal import Decimal
 from typing import Any, Callable
 
 from .. import aws
 from ..observability import logger, metrics
+from .budgets import Budgets
 from .decisions import DecisionStore
 from .ledger import Ledger
 from .recommendation import Assessment, next_state
 from .report import build_report, render_html, render_json
 
 
+def budgets_snapshot(budgets: Budgets | None, today: date) -> tuple[dict[str, Decimal], dict[str, Decimal]] | None:
+    """(limits, month-to-date committed spend) for every tenant with a budget; None without a budgets table."""
+    if budgets is None:
+        return None
+    limits = budgets.limits()
+    period = today.strftime("%Y-%m")
+    return limits, {tenant: budgets.committed(tenant, period) for tenant in limits}
+
+
 def report_for(ledger: Ledger, decisions: DecisionStore, catalog: Any, days: int, ops_ready: bool,
-               today: date | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+               today: date | None = None, progress: Callable[[str], None] | None = None,
+               budgets: Budgets | None = None) -> dict[str, Any]:
     def read(window: list[str]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         for index, day in enumerate(window, start=1):
@@ -23,14 +35,16 @@ def report_for(ledger: Ledger, decisions: DecisionStore, catalog: Any, days: int
         return rows
 
     state = decisions.latest()
-    return build_report(read, days, today or datetime.now(timezone.utc).date(), catalog, ops_ready, state.to_dict())
+    today = today or datetime.now(timezone.utc).date()
+    return build_report(read, days, today, catalog, ops_ready, state.to_dict(), budgets_snapshot(budgets, today))
 
 
 def publish_daily_report(ledger: Ledger, decisions: DecisionStore, catalog: Any, ops_ready: bool, bucket: str,
-                         days: int, days_to_confirm: int, kms_key_id: str = "", today: date | None = None) -> dict[str, Any]:
+                         days: int, days_to_confirm: int, kms_key_id: str = "", today: date | None = None,
+                         budgets: Budgets | None = None) -> dict[str, Any]:
     """The scheduled job: report, advance the recommendation (hysteresis), store the decision, write S3."""
     today = today or datetime.now(timezone.utc).date()
-    report = report_for(ledger, decisions, catalog, days, ops_ready, today)
+    report = report_for(ledger, decisions, catalog, days, ops_ready, today, budgets=budgets)
     breakeven = report["breakeven"]
     assessment = Assessment(breakeven["recommendation"], tuple(breakeven["reasons"]), breakeven["numbers"])
     state = next_state(decisions.latest(), assessment, days_to_confirm)

@@ -12,7 +12,8 @@ from chalicelib.config import RESOURCE_ENV_VARS
 FUNCTIONS = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents", "MeterSpill", "BatchJobFailed", "DailyCostReport")
 METERING = ("APIHandler", "JobSteps", "Requests", "RequestsFifo", "ObjectEvents")
 UNSCOPABLE = {"comprehend:DetectPiiEntities", "states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat",
-              "batch:DescribeJobs", "xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+              "batch:DescribeJobs", "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+              "ec2:DescribeInstances"}  # EC2 Describe* actions have no resource-level permissions (GPU attempt capacity)
 # The state machine's log delivery and X-Ray actions take no resource ARNs (AWS documents "*").
 STATE_MACHINE_WILDCARDS = {"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
                            "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
@@ -20,16 +21,19 @@ STATE_MACHINE_WILDCARDS = {"logs:CreateLogDelivery", "logs:GetLogDelivery", "log
 # What each function's code calls (kept next to the code it describes: see chalicelib/).
 REQUIRED = {
     "APIHandler": {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "bedrock:InvokeModel",
-                   "s3:PutObject", "s3:GetObject", "states:StartExecution", "states:StopExecution", "batch:TerminateJob", "kms:GenerateDataKey"},
+                   "s3:PutObject", "s3:GetObject", "states:StartExecution", "states:StopExecution", "batch:TerminateJob", "kms:GenerateDataKey",
+                   "dynamodb:Scan", "sns:Publish"},  # budgets in the cost report; budget alerts
     "JobSteps": {"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "batch:SubmitJob", "batch:TerminateJob", "batch:DescribeJobs",
                  "states:SendTaskSuccess", "states:SendTaskFailure", "s3:GetObject", "s3:PutObject", "bedrock:InvokeModel", "sqs:ReceiveMessage",
-                 "sqs:SendMessage", "states:SendTaskHeartbeat"},
+                 "sqs:SendMessage", "states:SendTaskHeartbeat",
+                 "ecs:DescribeContainerInstances", "ec2:DescribeInstances"},  # GPU cost per Batch attempt
     "Requests": {"dynamodb:PutItem", "bedrock:InvokeModel", "states:StartExecution", "sqs:SendMessage", "sqs:DeleteMessage"},
     "RequestsFifo": {"dynamodb:PutItem", "bedrock:InvokeModel", "states:StartExecution", "sqs:SendMessage", "sqs:DeleteMessage"},
     "ObjectEvents": {"s3:GetObject", "dynamodb:PutItem", "states:StartExecution", "sqs:ReceiveMessage"},
     "MeterSpill": {"dynamodb:PutItem", "dynamodb:UpdateItem", "sqs:ReceiveMessage", "sqs:DeleteMessage"},
-    "BatchJobFailed": {"dynamodb:GetItem", "dynamodb:UpdateItem", "states:SendTaskFailure"},
-    "DailyCostReport": {"dynamodb:Query", "dynamodb:PutItem", "s3:PutObject"},
+    "BatchJobFailed": {"dynamodb:GetItem", "dynamodb:UpdateItem", "states:SendTaskFailure", "dynamodb:PutItem",
+                       "ecs:DescribeContainerInstances", "ec2:DescribeInstances"},  # meters the failed job's attempts
+    "DailyCostReport": {"dynamodb:Query", "dynamodb:PutItem", "s3:PutObject", "dynamodb:Scan"},
 }
 
 

@@ -127,8 +127,9 @@ def test_gpu_path_succeeds_with_results_usage_and_metering(jobs_client, pump):
 
     head = boto3.client("s3").head_object(Bucket=get_services().settings.data_bucket, Key=record["result_key"])
     assert head["Metadata"]["trace-id"] == record["trace_id"]  # the trace id reached the result
-    [ledger] = [row for row in ledger_items() if row["request_id"]["S"] == f"{job_id}#gpu"]
+    [ledger] = [row for row in ledger_items() if row["request_id"]["S"].startswith(f"{job_id}#gpu#")]
     assert ledger["backend"]["S"] == "self_hosted" and float(ledger["gpu_seconds"]["N"]) > 0
+    assert float(ledger["cost_usd"]["N"]) > 0  # the reported instance type is priced (it was null before)
     drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")
     model.server.shutdown()
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -42,3 +43,97 @@ def test_every_catalog_entry_names_its_source_and_date():
     assert CATALOG.version
     for model_id, price in CATALOG.bedrock_models.items():
         assert price.source and price.as_of, model_id
+
+
+SONNET_45 = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+
+@pytest.mark.parametrize("prefix", ["us.", "eu.", "apac.", "jp.", "au.", "global.", "us-gov."])
+def test_every_profile_prefix_resolves_to_its_base_model(prefix):
+    assert base_model_id(prefix + SONNET_45) == SONNET_45
+    assert CATALOG.token_price(prefix + SONNET_45) is not None
+
+
+@pytest.mark.parametrize(("model_id", "expected_input"), [
+    ("global." + SONNET_45, "3.00"),            # global profile: the lower price
+    ("us." + SONNET_45, "3.30"),                # geographic profiles: +10%
+    ("eu." + SONNET_45, "3.30"),
+    ("jp." + SONNET_45, "3.30"),
+    ("au." + SONNET_45, "3.30"),
+    ("global.anthropic.claude-haiku-4-5-20251001-v1:0", "1.00"),
+    ("apac.anthropic.claude-haiku-4-5-20251001-v1:0", "1.10"),
+    ("apac.amazon.nova-lite-v1:0", "0.063"),    # the example: apac. Nova Lite 0.063/0.252
+    ("us.amazon.nova-lite-v1:0", "0.06"),
+    ("eu.amazon.nova-pro-v1:0", "1.05"),
+])
+def test_profile_scopes_have_their_own_prices(model_id, expected_input):
+    assert CATALOG.token_price(model_id).input_per_mtok == Decimal(expected_input)
+
+
+def test_apac_nova_lite_output_and_cache_prices():
+    price = CATALOG.token_price("apac.amazon.nova-lite-v1:0")
+    assert (price.output_per_mtok, price.cache_read_per_mtok) == (Decimal("0.252"), Decimal("0.01575"))
+
+
+def test_in_region_calls_take_the_regions_geography_price():
+    assert CATALOG.token_price("amazon.nova-lite-v1:0", region="ap-southeast-2").input_per_mtok == Decimal("0.063")
+    assert CATALOG.token_price("amazon.nova-lite-v1:0", region="us-east-1").input_per_mtok == Decimal("0.06")
+
+
+@pytest.mark.parametrize(("arn", "expected_input"), [
+    ("arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0", "0.80"),
+    ("arn:aws:bedrock:eu-west-1::foundation-model/amazon.nova-pro-v1:0", "1.05"),
+    ("arn:aws:bedrock:us-east-1:123456789012:inference-profile/global." + SONNET_45, "3.00"),
+    ("arn:aws:bedrock:ap-southeast-2:123456789012:inference-profile/au." + SONNET_45, "3.30"),
+])
+def test_foundation_model_and_inference_profile_arns_resolve(arn, expected_input):
+    assert CATALOG.token_price(arn).input_per_mtok == Decimal(expected_input)
+
+
+def test_application_inference_profiles_resolve_through_configuration(monkeypatch):
+    arn = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6"
+    assert CATALOG.token_price(arn) is None  # unconfigured: unpriced, never guessed
+    monkeypatch.setenv("BEDROCK_APPLICATION_PROFILES", json.dumps({arn: "global." + SONNET_45}))
+    configured = load_catalog.__wrapped__(get_settings().price_catalog_path)
+    assert configured.token_price(arn).input_per_mtok == Decimal("3.00")
+    assert configured.resolve(arn) == SONNET_45
+
+
+def test_bad_application_profile_configuration_is_refused():
+    with pytest.raises(ValueError, match="BEDROCK_APPLICATION_PROFILES"):
+        load_catalog.__wrapped__(get_settings().price_catalog_path, '["not", "a", "map"]')
+
+
+def test_every_catalog_entry_names_source_and_date():
+    for name, entry in [*CATALOG.bedrock_models.items(), *CATALOG.gpu_instances.items()]:
+        assert entry.source.strip() and entry.as_of.strip(), name
+    for name, entry in CATALOG.bedrock_models.items():
+        for scope, special in entry.scopes.items():
+            assert special.source and special.as_of, (name, scope)
+
+
+def test_ec2_gpu_prices_sit_next_to_sagemaker_ones():
+    assert CATALOG.gpu_instances["g5.12xlarge"].on_demand_per_hour == Decimal("5.672")  # not $16.00 (that is ~g5.48xlarge)
+    assert CATALOG.gpu_instances["g5.48xlarge"].on_demand_per_hour == Decimal("16.288")
+    for family in ("g5", "g6", "g6e"):
+        for size in ("xlarge", "2xlarge", "12xlarge", "48xlarge"):
+            assert f"{family}.{size}" in CATALOG.gpu_instances
+    assert "g7e.2xlarge" in CATALOG.gpu_instances and "ml.g7e.2xlarge" in CATALOG.gpu_instances
+    # spot is a configurable estimate: the fleet's discount unless an instance names its own spot price
+    g6e = CATALOG.gpu_instances["g6e.xlarge"]
+    assert g6e.spot_per_hour == g6e.on_demand_per_hour * (1 - CATALOG.fleet.spot_discount_estimate)
+
+
+# Instances the GPU fit catalog may choose but this price catalog cannot price from a public source here: jobs on
+# them are metered with cost null and listed as unpriced in the report (never $0).
+UNPRICED_GPU_INSTANCES = {"g7e.4xlarge", "g7e.12xlarge", "g7e.24xlarge"}
+
+
+def test_the_deploys_gpu_types_are_priced():
+    from chalicelib.jobs.fit import load_catalog as load_gpu_catalog
+
+    gpu_catalog = load_gpu_catalog()
+    for instance_type in gpu_catalog.deployment.instance_types:  # what Batch launches by default
+        assert instance_type in CATALOG.gpu_instances, f"Batch launches {instance_type}: price it"
+    unpriced = set(gpu_catalog.instances) - set(CATALOG.gpu_instances)
+    assert unpriced == UNPRICED_GPU_INSTANCES, f"price these or list them as unpriced: {sorted(unpriced ^ UNPRICED_GPU_INSTANCES)}"

@@ -99,6 +99,16 @@ def create_upload():  # type: ignore[no-untyped-def]
     return _route(api.create_upload)
 
 
+@app.route("/v1/conversations/{conversation_id}", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
+def get_conversation(conversation_id):  # type: ignore[no-untyped-def]
+    return _route(api.get_conversation)
+
+
+@app.route("/v1/conversations/{conversation_id}", methods=["DELETE"], content_types=ACCEPTED_CONTENT_TYPES)
+def delete_conversation(conversation_id):  # type: ignore[no-untyped-def]
+    return _route(api.delete_conversation)
+
+
 # Any other method on a known path: our 405 body rather than Chalice's (API Gateway routes these here too).
 # Registered last, so it sees every route above.
 _ALLOWED = {path: sorted(methods) for path, methods in app.routes.items()}

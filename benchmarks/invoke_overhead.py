@@ -25,7 +25,8 @@ REQUESTS = int(os.environ.get("BENCH_REQUESTS", 2000))
 class InstantBedrock:
     name = "bedrock"
 
-    def converse(self, model_id: str, messages: Any, system: Any, tool_config: Any, max_tokens: int, timeout_s: Any = None) -> Any:
+    def converse(self, model_id: str, messages: Any, system: Any, tool_config: Any, max_tokens: int, timeout_s: Any = None,
+                 inference: Any = None) -> Any:
         from chalicelib.meter.pricing import Usage
         from chalicelib.models import ModelTurn
 

@@ -53,6 +53,27 @@ def invoke(request: ApiRequest) -> ApiResponse:
     return ApiResponse(answer, 200, {MODEL_VERSION_HEADER: answer["model"]})
 
 
+def get_conversation(request: ApiRequest) -> ApiResponse:
+    """GET /v1/conversations/{conversation_id}: the turns, usage and cost per turn and in total, pending tool calls."""
+    from .conversations.view import conversation_view
+
+    tenant = authenticate(request)
+    return ApiResponse(conversation_view(get_services().conversations, tenant.tenant, request.path_params.get("conversation_id", "")))
+
+
+def delete_conversation(request: ApiRequest) -> ApiResponse:
+    """DELETE /v1/conversations/{conversation_id}: erase it with every turn and tool result."""
+    from .conversations.view import erase_conversation
+
+    services = get_services()
+    tenant = authenticate(request)
+    conversation_id = request.path_params.get("conversation_id", "")
+    answer = run_once(services.settings.idempotency_table, services.settings.idempotency_ttl_s, f"conversations#{tenant.tenant}",
+                      request.headers.get(IDEMPOTENCY_HEADER), {"delete": conversation_id},
+                      lambda: erase_conversation(services.conversations, tenant.tenant, conversation_id))
+    return ApiResponse(answer)
+
+
 def cost_report(request: ApiRequest) -> ApiResponse:
     """GET /v1/cost/report?days=N (ops role): totals, projection, break-even and recommendation."""
     from .errors import ValidationFailed

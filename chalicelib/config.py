@@ -28,12 +28,20 @@ RESOURCE_ENV_VARS: dict[str, str] = {
     "OBJECT_EVENTS_QUEUE": "ObjectEventsQueue",
     "REPORTS_BUCKET": "ReportsBucket",
     "METER_SPILL_QUEUE": "MeterSpillQueue",
+    "CONVERSATIONS_TABLE": "ConversationsTable",
 }
 
 
 def _env_int(name: str, default: int) -> int:
     raw = os.environ.get(name)
     return int(raw) if raw not in (None, "") else default
+
+
+def _env_json_map(name: str) -> dict[str, str]:
+    import json
+
+    raw = os.environ.get(name)
+    return {str(k): str(v) for k, v in json.loads(raw).items()} if raw else {}
 
 
 def _env_float(name: str, default: float) -> float:
@@ -95,6 +103,10 @@ class Settings:
     pii_language: str
     guardrail_id: str
     guardrail_version: str
+    conversations_table: str
+    conversation_ttl_s: int
+    conversation_window_tokens: int
+    model_aliases: dict[str, str]
     # Long jobs on GPU (chalicelib/jobs/timing.py orders these clocks).
     job_heartbeat_s: int = 300
     job_watch_interval_s: int = 60
@@ -173,4 +185,9 @@ def get_settings() -> Settings:
         fallback_parallel_calls=_env_int("FALLBACK_PARALLEL_CALLS", 8),
         # Above this fraction of failed items a job ends FAILED (0: any failed item fails the job).
         job_max_failed_fraction=_env_float("JOB_MAX_FAILED_FRACTION", 0.0),
+        conversations_table=os.environ.get("CONVERSATIONS_TABLE", "crossover-conversations"),
+        conversation_ttl_s=_env_int("CONVERSATION_TTL_S", 30 * 86400),
+        conversation_window_tokens=_env_int("CONVERSATION_WINDOW_TOKENS", 16_000),
+        # JSON object, alias -> Bedrock model id (e.g. {"claude-sonnet": "anthropic.claude-3-sonnet-20240229-v1:0"}).
+        model_aliases=_env_json_map("MODEL_ALIASES"),
     )

@@ -56,7 +56,9 @@ def parse_body(request: ApiRequest, model: type[M]) -> M:
 
 def validation_details(exc: ValidationError) -> list[dict[str, Any]]:
     # Without `input`: it may echo the prompt back into logs or caches.
-    return [{"field": ".".join(str(part) for part in err["loc"]), "message": err["msg"], "type": err["type"]} for err in exc.errors()]
+    # A cross-field error has no location of its own: it names its field in ctx (api_schemas.combination_error).
+    return [{"field": ".".join(str(part) for part in err["loc"]) or str((err.get("ctx") or {}).get("field", "")),
+             "message": err["msg"], "type": err["type"]} for err in exc.errors()]
 
 
 def dispatch(headers: Mapping[str, str], raw_body: bytes | None, handler: Callable[[ApiRequest], ApiResponse],

@@ -1,16 +1,28 @@
-"""The synchronous invoke path: validate, screen, route, run the agent, meter, answer."""
+"""The synchronous request path, shared by /v1/invoke and /v1/chat/completions.
+
+`run_exchange` is the one path every model request takes: tools checked, budget reserved, backend
+routed (with fallback), the agent loop run, the budget settled, the ledger written once, metrics
+and the audit log emitted. The API adapters (`invoke` here, chalicelib/chat_completions.py) turn
+their request into an `Exchange` (Converse messages, screened) and its outcome into their answer.
+"""
 from __future__ import annotations
 
+import json
 import time
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-from .agent.loop import AgentLimits, AgentResult, run_agent
+from .agent.client_tools import compile_client_tools
+from .agent.loop import TOOL_USE, AgentLimits, AgentResult, Spent, run_agent, user_text
 from .api_schemas import InvokeRequest, InvokeResponse
 from .auth import Tenant
-from .errors import CrossoverError, ModelTimeout, ModelUnavailable, Throttled, ValidationFailed
+from .conversations.messages import merge_roles, to_converse, to_public, tool_result_block
+from .conversations.store import Conversation, Turn, new_conversation_id
+from .conversations.window import fit_window
+from .errors import CrossoverError, ModelTimeout, ModelUnavailable, NotFound, Throttled, ValidationFailed
 from .meter.ledger import LedgerEntry
 from .meter.catalog import TokenPrice
 from .meter.pricing import Usage, price_usage
@@ -20,25 +32,55 @@ from .services import Services
 from .timing import Deadline
 
 
-def check_request(services: Services, request: InvokeRequest) -> None:
+@dataclass
+class Exchange:
+    """One request's model work, whatever API it came through."""
+
+    messages: list[dict[str, Any]]  # Converse messages, already screened, ending with a user message
+    system: str | None = None
+    model: str | None = None  # a model id or an alias (settings.model_aliases); None: the default model
+    max_tokens: int | None = None
+    server_tools: list[str] = field(default_factory=list)  # registry names, run by Crossover
+    client_tools: list[dict[str, Any]] = field(default_factory=list)  # {name, description, parameters}, run by the caller
+    tool_choice: dict[str, Any] | None = None  # Converse toolChoice
+    inference: dict[str, Any] | None = None  # Converse inferenceConfig extras (temperature, topP, stopSequences)
+    spent: Spent = field(default_factory=Spent)  # earlier requests of the same client-tool exchange
+
+
+@dataclass
+class ExchangeOutcome:
+    result: AgentResult
+    model_id: str
+    backend: str
+    request_id: str
+
+
+def check_tools(services: Services, names: list[str]) -> None:
     """Cheap checks before any expensive work (the size limit is the tenant's policy, checked by screening)."""
-    unknown = sorted(set(request.tools) - set(services.tools.names()))
+    unknown = sorted(set(names) - set(services.tools.names()))
     if unknown:
         raise ValidationFailed("Unknown tool(s) requested.", {"field": "tools", "unknown": unknown, "available": services.tools.names()})
 
 
-def worst_case_cost(prompt: str, system: str | None, limits: AgentLimits, price: TokenPrice | None) -> Decimal:
+def resolve_model(aliases: dict[str, str], requested: str | None, default: str) -> str:
+    """An alias (e.g. `claude-sonnet`) to its Bedrock id; any other id passes through unchanged."""
+    return aliases.get(requested, requested) if requested else default
+
+
+def worst_case_cost(input_bytes: int, limits: AgentLimits, price: TokenPrice | None, spent: Spent | None = None) -> Decimal:
     """An upper bound of what the request can cost, reserved against the tenant's budget.
 
     A token is at least one byte of UTF-8, so bytes bound the input tokens of one step; the loop
-    stops once the request passes `max_cost_usd`, so it can overshoot by at most one step.
-    Unpriced models reserve the per-request cap.
+    stops once the exchange passes `max_cost_usd`, so it can overshoot by at most one step.
+    Unpriced models reserve what is left of the per-exchange cap.
     """
+    spent = spent or Spent()
+    remaining = max(limits.max_cost_usd - spent.cost_usd, Decimal(0))
+    steps_left = max(limits.max_steps - spent.steps, 0)
     if price is None:
-        return limits.max_cost_usd
-    input_bound = len(prompt.encode()) + len((system or "").encode())
-    one_step = price_usage(Usage(input_tokens=input_bound, output_tokens=limits.max_tokens), price) or Decimal(0)
-    return min(one_step * limits.max_steps, limits.max_cost_usd + one_step)
+        return remaining
+    one_step = price_usage(Usage(input_tokens=input_bytes, output_tokens=limits.max_tokens), price) or Decimal(0)
+    return min(one_step * steps_left, remaining + one_step)
 
 
 def route_for(services: Services, tenant: Tenant, workload: Workload, trace_id: str) -> RouteDecision:
@@ -53,25 +95,55 @@ def route_for(services: Services, tenant: Tenant, workload: Workload, trace_id: 
     return decision
 
 
-def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id: str, request_id: str | None = None,
-           deadline: Deadline | None = None) -> dict[str, Any]:
+def screen_messages(services: Services, tenant: Tenant, trace_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Screen every text and tool result the caller put in user messages; PII-redacted where the policy says."""
+    screened = []
+    for message in messages:
+        if message["role"] != "user":
+            screened.append(message)
+            continue
+        blocks = []
+        for block in message["content"]:
+            if "text" in block:
+                verdict = services.screening.require_allowed(block["text"], tenant.tenant, trace_id, "invoke")
+                blocks.append({"text": verdict.redacted_text or block["text"]})
+            elif "toolResult" in block:
+                result = block["toolResult"]
+                parts = []
+                for part in result.get("content", []):
+                    text = part["text"] if "text" in part else json.dumps(part.get("json"))
+                    verdict = services.screening.require_allowed(text, tenant.tenant, trace_id, "invoke.tool_result")
+                    parts.append({"text": verdict.redacted_text} if verdict.redacted_text else part)
+                blocks.append({"toolResult": {**result, "content": parts}})
+            else:
+                blocks.append(block)
+        screened.append({"role": "user", "content": blocks})
+    return screened
+
+
+def run_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_id: str, request_id: str | None = None,
+                 deadline: Deadline | None = None) -> ExchangeOutcome:
+    """`deadline`: the request's time budget (API Gateway's 29 s); the loop stops with 504 deadline_exceeded past it."""
     started = time.perf_counter()
     settings = services.settings
-    check_request(services, request)
-    verdict = services.screening.require_allowed(request.prompt, tenant.tenant, trace_id, "invoke")
-    prompt = verdict.redacted_text or request.prompt  # PII redacted when the tenant's policy says so
-    if request.system:
-        services.screening.require_allowed(request.system, tenant.tenant, trace_id, "invoke.system")
+    check_tools(services, exchange.server_tools)
+    client_specs, client_checks = compile_client_tools(exchange.client_tools, reserved=set(exchange.server_tools))
+    tool_specs = services.tools.tool_specs(exchange.server_tools) + client_specs
+    execute = services.tools.executor(exchange.server_tools)
+    if exchange.system:
+        services.screening.require_allowed(exchange.system, tenant.tenant, trace_id, "invoke.system")
 
     limits = AgentLimits(
         max_steps=settings.max_agent_steps,
         max_cost_usd=Decimal(str(settings.max_request_cost_usd)),
-        max_tokens=min(request.max_tokens or settings.max_output_tokens, settings.max_output_tokens),
+        max_tokens=min(exchange.max_tokens or settings.max_output_tokens, settings.max_output_tokens),
         tool_timeout_s=settings.tool_timeout_s,
     )
-    bedrock_model = request.model or settings.default_model
+    bedrock_model = resolve_model(settings.model_aliases, exchange.model, settings.default_model)
+    input_bytes = len(json.dumps([exchange.messages, tool_specs], default=str).encode()) + len((exchange.system or "").encode())
     # Reserve at Bedrock's price: a self-hosted call may fall back to it.
-    reservation = services.budgets.reserve(tenant.tenant, worst_case_cost(prompt, request.system, limits, services.catalog.token_price(bedrock_model)))
+    reservation = services.budgets.reserve(tenant.tenant, worst_case_cost(input_bytes, limits, services.catalog.token_price(bedrock_model),
+                                                                          exchange.spent))
     request_id = request_id or f"req-{uuid.uuid4().hex}"
     route = route_for(services, tenant, "sync", trace_id)
     guard = services.screening.tool_result_guard(tenant.tenant, trace_id)
@@ -83,8 +155,10 @@ def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id:
         model_id = settings.self_hosted_model if backend_name == "self_hosted" else bedrock_model
         token_price = services.catalog.self_hosted_price(model_id) if backend_name == "self_hosted" else services.catalog.token_price(model_id)
         try:
-            result = run_agent(backend, model_id, prompt, request.system, request.tools, services.tools, limits,
-                               price=lambda usage: price_usage(usage, token_price), guard_tool_result=guard, deadline=deadline)
+            result = run_agent(backend, model_id, exchange.messages, exchange.system, tool_specs, execute, limits,
+                               price=lambda usage: price_usage(usage, token_price), guard_tool_result=guard,
+                               client_tools=client_checks, tool_choice=exchange.tool_choice if tool_specs else None,
+                               inference=exchange.inference, spent=exchange.spent, deadline=deadline)
         except CrossoverError as exc:
             partial: Usage = getattr(exc, "partial_usage", Usage())
             if partial.input_tokens or partial.output_tokens:
@@ -120,17 +194,128 @@ def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id:
     latency_ms = (time.perf_counter() - started) * 1000
     _emit(tenant, model_id, backend_name, trace_id, request_id, result.usage, result.cost_usd, result.stop_reason,
           len(result.tool_calls), latency_ms, written)
+    return ExchangeOutcome(result, model_id, backend_name, request_id)
+
+
+# ---------- POST /v1/invoke ----------
+
+def split_tools(tools: list[Any] | None) -> tuple[list[str], list[dict[str, Any]]]:
+    """The request's `tools`: built-in names and declared client tools."""
+    names = [t for t in tools or [] if isinstance(t, str)]
+    declared = [t if isinstance(t, dict) else t.model_dump() for t in tools or [] if not isinstance(t, str)]
+    return names, declared
+
+
+def steps_since_last_prompt(messages: list[dict[str, Any]]) -> int:
+    """Model calls already made in the current exchange of a stateless conversation (its assistant turns
+    since the last user text), so the step limit spans client tool round trips there too."""
+    steps = 0
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            steps += 1
+        elif any("text" in block for block in message["content"]):
+            break
+    return steps
+
+
+def invoke(services: Services, tenant: Tenant, request: InvokeRequest, trace_id: str, request_id: str | None = None,
+           deadline: Deadline | None = None) -> dict[str, Any]:
+    if request.conversation_id or request.store:
+        return _invoke_conversation(services, tenant, request, trace_id, request_id, deadline)
+    if request.messages is not None:
+        messages = to_converse([m.model_dump() for m in request.messages])
+        spent = Spent(steps=steps_since_last_prompt(messages))
+    else:
+        messages, spent = [user_text(request.prompt or "")], Spent()
+    server_tools, client_tools = split_tools(request.tools)
+    check_tools(services, server_tools)  # before screening: the cheap refusal first
+    exchange = Exchange(screen_messages(services, tenant, trace_id, messages), request.system, request.model, request.max_tokens,
+                        server_tools, client_tools, spent=spent)
+    outcome = run_exchange(services, tenant, exchange, trace_id, request_id, deadline)
+    return _invoke_response(outcome, trace_id, None)
+
+
+def _invoke_conversation(services: Services, tenant: Tenant, request: InvokeRequest, trace_id: str,
+                         request_id: str | None, deadline: Deadline | None) -> dict[str, Any]:
+    settings, store = services.settings, services.conversations
+    now = datetime.now(timezone.utc)
+    expires_at = int(now.timestamp()) + settings.conversation_ttl_s
+    if request.conversation_id:
+        conversation = store.get(tenant.tenant, request.conversation_id)
+        if conversation is None:
+            raise NotFound("No such conversation.", {"conversation_id": request.conversation_id})
+        history = [message for turn in store.turns(tenant.tenant, request.conversation_id) for message in turn.messages]
+    else:
+        conversation = Conversation(tenant.tenant, new_conversation_id(), now.isoformat(), now.isoformat(), expires_at)
+        history = []
+    system = request.system if request.system is not None else conversation.system
+    tools = [t if isinstance(t, str) else t.model_dump() for t in request.tools] if request.tools is not None else conversation.tools
+    server_tools, client_tools = split_tools(tools)
+    check_tools(services, server_tools)
+    new_user, spent = _next_user_message(services, tenant, trace_id, request, conversation.pending)
+    sent, dropped = fit_window(merge_roles(history + [new_user]), system, settings.conversation_window_tokens)
+    if dropped:
+        logger.info("conversation.window", extra={"trace_id": trace_id, "tenant": tenant.tenant, "dropped_messages": dropped,
+                                                  "conversation_id": conversation.conversation_id})
+    outcome = run_exchange(services, tenant, Exchange(sent, system, request.model, request.max_tokens, server_tools, client_tools,
+                                                      spent=spent), trace_id, request_id, deadline)
+    result = outcome.result
+    turn = Turn(conversation.turns + 1, [new_user, *result.messages], result.usage, result.cost_usd, result.stop_reason,
+                outcome.model_id, outcome.request_id, now.isoformat())
+    pending = None
+    if result.stop_reason == TOOL_USE:
+        pending = {"tool_uses": result.pending, "settled": result.settled, "steps": result.steps,
+                   "cost_usd": str(spent.cost_usd + (result.cost_usd or Decimal(0)))}
+    after = conversation.after(turn, now.isoformat(), expires_at, pending, system, tools)
+    if not request.conversation_id:
+        store.create(conversation)
+    store.append(conversation, after, turn)
+    return _invoke_response(outcome, trace_id, after)
+
+
+def _next_user_message(services: Services, tenant: Tenant, trace_id: str, request: InvokeRequest,
+                       pending: dict[str, Any] | None) -> tuple[dict[str, Any], Spent]:
+    """The user message this request adds: the caller's tool results, or a new prompt (which answers
+    any calls still pending with an error, as Converse needs every toolUse answered)."""
+    if request.tool_results is not None:
+        expected = [use["toolUseId"] for use in (pending or {}).get("tool_uses", [])]
+        given = [result.tool_use_id for result in request.tool_results]
+        if sorted(given) != sorted(expected):
+            raise ValidationFailed("tool_results must answer exactly the pending tool calls of this conversation.",
+                                   {"field": "tool_results", "pending": expected})
+        answered = screen_messages(services, tenant, trace_id, [{"role": "user", "content": [
+            tool_result_block(r.tool_use_id, r.content, r.is_error) for r in request.tool_results]}])[0]["content"]
+        assert pending is not None  # expected is non-empty
+        return ({"role": "user", "content": [*pending["settled"], *answered]},
+                Spent(int(pending["steps"]), Decimal(pending["cost_usd"])))
+    asked = screen_messages(services, tenant, trace_id, [user_text(request.prompt or "")])[0]["content"]
+    abandoned = [tool_result_block(use["toolUseId"], "No result: the caller sent a new message instead.", True)
+                 for use in (pending or {}).get("tool_uses", [])]
+    return {"role": "user", "content": [*(pending or {}).get("settled", []), *abandoned, *asked]}, Spent()
+
+
+def _invoke_response(outcome: ExchangeOutcome, trace_id: str, conversation: Conversation | None) -> dict[str, Any]:
+    result = outcome.result
+    added = result.messages + ([{"role": "user", "content": result.settled}] if result.settled else [])
+    summary = None
+    if conversation is not None:
+        cost = conversation.total_cost()
+        summary = {"conversation_id": conversation.conversation_id, "turns": conversation.turns, "usage": conversation.usage.model_dump(),
+                   "cost_usd": float(cost) if cost is not None else None}
     return InvokeResponse(
         output=result.output,
-        model=model_id,
-        backend=backend_name,  # type: ignore[arg-type]
+        model=outcome.model_id,
+        backend=outcome.backend,  # type: ignore[arg-type]
         stop_reason=result.stop_reason,
         usage=result.usage.model_dump(),  # type: ignore[arg-type]
         cost_usd=float(result.cost_usd) if result.cost_usd is not None else None,
         tool_calls=[call.public() for call in result.tool_calls],  # type: ignore[misc]
+        client_tool_calls=[{"id": u["toolUseId"], "name": u["name"], "input": u.get("input")} for u in result.pending],  # type: ignore[misc]
+        messages=to_public(added),  # type: ignore[arg-type]
+        conversation=summary,  # type: ignore[arg-type]
         steps=result.steps,
         trace_id=trace_id,
-        request_id=request_id,
+        request_id=outcome.request_id,
     ).model_dump()
 
 

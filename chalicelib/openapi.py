@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from .api_schemas import ErrorBody, HealthResponse, InvokeRequest, InvokeResponse, UploadForm, UploadRequest
+from .api_schemas import ConversationDeleted, ConversationView, ErrorBody, HealthResponse, InvokeRequest, InvokeResponse, UploadForm, UploadRequest
 from .jobs.models import JobAccepted, JobRequest, JobView
 
 _REF = "#/components/schemas/{model}"
@@ -32,6 +32,7 @@ def _operation(operation_id: str, ok_status: int, ok_model: str, ok_text: str, e
 
 TRACE_HEADER_PARAMETER = {"name": "X-Amzn-Trace-Id", "in": "header", "required": False, "schema": {"type": "string"}}
 IDEMPOTENCY_KEY = {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string", "maxLength": 255}}
+CONVERSATION_ID = {"name": "conversation_id", "in": "path", "required": True, "schema": {"type": "string"}}
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
 # Every authenticated operation can answer 401 (no or bad key), 403 (role), 503 (AWS dependency down).
 AUTHENTICATED = (401, 403, 503)
@@ -40,7 +41,8 @@ AUTHENTICATED = (401, 403, 503)
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
     models = [(m, "validation") for m in (InvokeRequest, JobRequest, UploadRequest)] + [
-        (m, "serialization") for m in (InvokeResponse, ErrorBody, HealthResponse, JobAccepted, JobView, UploadForm)]
+        (m, "serialization") for m in (InvokeResponse, ErrorBody, HealthResponse, JobAccepted, JobView, UploadForm, ConversationView,
+                                       ConversationDeleted)]
     _, schemas = models_json_schema(models, ref_template=_REF)
     schemas["$defs"]["CostReport"] = {"type": "object", "description": "Totals, projection, break-even and recommendation (see README)."}
     schemas["$defs"]["OpenApiDocument"] = {"type": "object"}
@@ -56,7 +58,7 @@ def openapi_document() -> dict[str, Any]:
             "/v1/health": {"get": _operation("health", 200, "HealthResponse", "Service is up", (), security=False)},
             "/v1/openapi.json": {"get": _operation("openapi", 200, "OpenApiDocument", "This document", (), security=False)},
             "/v1/invoke": {"post": _operation("invoke", 200, "InvokeResponse", "The agent's answer",
-                                              (400, *AUTHENTICATED, 402, 409, 422, 429, 502, 504), body="InvokeRequest",
+                                              (400, *AUTHENTICATED, 402, 404, 409, 422, 429, 502, 504), body="InvokeRequest",
                                               parameters=[IDEMPOTENCY_KEY])},
             "/v1/jobs": {"post": _operation("submitJob", 202, "JobAccepted", "Job accepted (or the one this Idempotency-Key made)",
                                             (400, *AUTHENTICATED, 404, 409, 422), body="JobRequest", parameters=[IDEMPOTENCY_KEY])},
@@ -68,6 +70,12 @@ def openapi_document() -> dict[str, Any]:
             "/v1/uploads": {"post": _operation("createUpload", 201, "UploadForm",
                                                "A presigned POST (SigV4, short-lived) for one object under the caller's incoming/ prefix",
                                                (400, *AUTHENTICATED, 409, 422), body="UploadRequest", parameters=[IDEMPOTENCY_KEY])},
+            "/v1/conversations/{conversation_id}": {
+                "get": _operation("getConversation", 200, "ConversationView", "The stored turns, with usage and cost per turn and in total",
+                                  (*AUTHENTICATED, 404), parameters=[CONVERSATION_ID]),
+                "delete": _operation("deleteConversation", 200, "ConversationDeleted", "Erased, with every turn and tool result",
+                                     (*AUTHENTICATED, 404, 409, 422), parameters=[CONVERSATION_ID, IDEMPOTENCY_KEY]),
+            },
             "/v1/cost/report": {"get": _operation("costReport", 200, "CostReport", "Cost report (ops role)", (400, *AUTHENTICATED),
                                                   parameters=[days])},
         },

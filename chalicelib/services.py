@@ -8,6 +8,7 @@ from .agent import builtin_tools  # noqa: F401  (registers the built-in tools)
 from .agent.tools import REGISTRY, ToolRegistry
 from .auth import TenantStore
 from .config import Settings, get_settings
+from .conversations.store import ConversationStore, DynamoConversationStore
 from .meter.catalog import PriceCatalog, load_catalog
 from .meter.alerts import AlertsConfig, BudgetAlerts
 from .meter.budgets import Budgets
@@ -35,6 +36,7 @@ class Services:
     tools: ToolRegistry
     screening: ScreeningService
     breakers: dict[str, CircuitBreaker]
+    conversations: ConversationStore
     _recommendation: tuple[float, str] | None = None
 
     def recommendation(self) -> str:
@@ -67,6 +69,7 @@ def get_services() -> Services:
         tools=REGISTRY,
         screening=build_screening(settings),
         breakers={"self_hosted": CircuitBreaker()},
+        conversations=DynamoConversationStore(settings.conversations_table),
     )
 
 

@@ -78,9 +78,14 @@ SCREEN = [table("PoliciesTable", "GetItem", "PutItem"), PII, GUARDRAIL]
 # ec2:DescribeInstances has no resource-level permissions.
 GPU_ATTEMPTS = [statement(["ecs:DescribeContainerInstances"], [sub("arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:container-instance/*")]),
                 statement(["ec2:DescribeInstances"], ["*"])]
+# Stored conversations (chalicelib/conversations/store.py); their table's key is usable only through DynamoDB.
+CONVERSATIONS = [table("ConversationsTable", "GetItem", "PutItem", "Query", "BatchWriteItem", "ConditionCheckItem"),
+                 {**statement(["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"], [arn("ConversationsKey")]),
+                  "Condition": {"StringEquals": {"kms:ViaService": sub("dynamodb.${AWS::Region}.amazonaws.com")}}}]
 INVOKE = [table("TenantsTable", "GetItem"), table("IdempotencyTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"),
           table("BudgetsTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"), table("DecisionsTable", "Query"), BEDROCK, KMS, *METER, *SCREEN,
-          statement(["sns:Publish"], [{"Ref": "BudgetAlertsTopic"}])]  # budget alerts (chalicelib/meter/alerts.py)
+          statement(["sns:Publish"], [{"Ref": "BudgetAlertsTopic"}]),  # budget alerts (chalicelib/meter/alerts.py)
+          *CONVERSATIONS]
 SUBMIT_JOBS = [table("JobsTable", "GetItem", "PutItem", "UpdateItem"), s3_objects("DataBucket", ["inputs/"], "PutObject", "GetObject"),
                statement(["states:StartExecution"], [{"Ref": "JobStateMachine"}])]
 

@@ -54,9 +54,23 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return sorted(self._tools)
 
-    def tool_config(self, names: list[str]) -> dict[str, Any]:
-        """Converse `toolConfig` for the named tools (callers validate names first)."""
-        return {"tools": [self._tools[name].tool_spec() for name in names]}
+    def tool_specs(self, names: list[str]) -> list[dict[str, Any]]:
+        """Converse `toolSpec` entries for the named tools (callers validate names first)."""
+        return [self._tools[name].tool_spec() for name in names]
+
+    def executor(self, names: list[str]) -> Callable[[str, Any], Any]:
+        """The agent loop's executor for the named tools: any other name is refused, not run."""
+        from .loop import ToolNotAvailable
+
+        allowed = set(names)
+
+        def execute(name: str, raw_input: Any) -> Any:
+            tool_ = self._tools.get(name) if name in allowed else None
+            if tool_ is None:
+                raise ToolNotAvailable(f"tool {name!r} is not available to this request")
+            return tool_.run(raw_input)
+
+        return execute
 
 
 REGISTRY = ToolRegistry()

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import aws, safe_json, storage
-from ..agent.loop import AgentLimits, run_agent
+from ..agent.loop import AgentLimits, run_agent, user_text
 from ..auth import Tenant
 from ..errors import CrossoverError, NotFound, Throttled, ValidationFailed
 from ..meter.gpu_cost import BatchAttempts, FinalAttempt, meter_gpu_attempts
@@ -405,7 +405,7 @@ class JobService:
             if throttled.is_set():
                 return
             try:
-                result = run_agent(backend, job["model"], prompts[item], job.get("system") or None, [], self.services.tools, limits,
+                result = run_agent(backend, job["model"], [user_text(prompts[item])], job.get("system") or None, [], None, limits,
                                    price=lambda u: price_usage(u, price))
             except Throttled:
                 throttled.set()

@@ -35,4 +35,7 @@ class ModelBackend(Protocol):
         tool_config: dict[str, Any] | None,
         max_tokens: int,
         timeout_s: float | None = None,  # the caller's time left: the call may not wait longer
-    ) -> ModelTurn: ...
+        inference: dict[str, Any] | None = None,
+    ) -> ModelTurn:
+        """One model call. `inference` adds Converse inferenceConfig fields (temperature, topP, stopSequences)."""
+        ...

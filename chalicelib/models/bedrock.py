@@ -103,11 +103,12 @@ class BedrockBackend:
         tool_config: dict[str, Any] | None,
         max_tokens: int,
         timeout_s: float | None = None,
+        inference: dict[str, Any] | None = None,
     ) -> ModelTurn:
         request: dict[str, Any] = {
             "modelId": model_id,
             "messages": messages,
-            "inferenceConfig": {"maxTokens": max_tokens},
+            "inferenceConfig": {**(inference or {}), "maxTokens": max_tokens},
         }
         if system:
             request["system"] = [{"text": system}]

@@ -54,7 +54,27 @@ def to_openai_request(model: str, body: dict[str, Any]) -> dict[str, Any]:
                                               "parameters": t["toolSpec"]["inputSchema"]["json"]}}
             for t in tools if "toolSpec" in t
         ]
+        choice = to_openai_tool_choice((body.get("toolConfig") or {}).get("toolChoice"))
+        if choice is not None:
+            request["tool_choice"] = choice
     return request
+
+
+def to_openai_tool_choice(choice: dict[str, Any] | None) -> Any:
+    """Converse toolChoice ({"auto":{}}, {"any":{}}, {"tool":{"name"}}) -> OpenAI tool_choice."""
+    if not choice:
+        return None
+    if "tool" in choice:
+        return {"type": "function", "function": {"name": choice["tool"]["name"]}}
+    return "required" if "any" in choice else "auto"
+
+
+def from_openai_tool_choice(choice: Any) -> dict[str, Any] | None:
+    """OpenAI tool_choice -> Converse toolChoice; None for "none" or absent (Converse has no "none":
+    callers leave the tools out instead)."""
+    if isinstance(choice, dict):
+        return {"tool": {"name": choice["function"]["name"]}}
+    return {"any": {}} if choice == "required" else {"auto": {}} if choice == "auto" else None
 
 
 def to_converse_response(completion: dict[str, Any], latency_ms: int) -> dict[str, Any]:

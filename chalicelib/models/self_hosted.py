@@ -23,8 +23,9 @@ class SelfHostedBackend:
         self.served_model = served_model
 
     def converse(self, model_id: str, messages: list[dict[str, Any]], system: str | None,
-                 tool_config: dict[str, Any] | None, max_tokens: int, timeout_s: float | None = None) -> ModelTurn:
-        body: dict[str, Any] = {"messages": messages, "inferenceConfig": {"maxTokens": max_tokens}}
+                 tool_config: dict[str, Any] | None, max_tokens: int, timeout_s: float | None = None,
+                 inference: dict[str, Any] | None = None) -> ModelTurn:
+        body: dict[str, Any] = {"messages": messages, "inferenceConfig": {**(inference or {}), "maxTokens": max_tokens}}
         if system:
             body["system"] = [{"text": system}]
         if tool_config:

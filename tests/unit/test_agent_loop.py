@@ -19,7 +19,7 @@ class ScriptedBackend:
         self.turns = list(turns)
         self.calls = []
 
-    def converse(self, model_id, messages, system, tool_config, max_tokens):
+    def converse(self, model_id, messages, system, tool_config, max_tokens, inference=None, timeout_s=None):
         self.calls.append([dict(m) for m in messages])
         return self.turns.pop(0)
 
@@ -44,6 +44,14 @@ def make_registry():
     return registry
 
 
+USER_GO = [{"role": "user", "content": [{"text": "go"}]}]
+
+
+def offer(names):
+    registry = make_registry()
+    return registry.tool_specs(names), registry.executor(names)
+
+
 LIMITS = AgentLimits(max_steps=5, max_cost_usd=Decimal("1"), max_tokens=100, tool_timeout_s=0.3)
 
 
@@ -53,7 +61,7 @@ def test_parallel_tools_run_concurrently_and_slow_ones_time_out():
     backend.turns[0].content[1]["toolUse"]["toolUseId"] = "second"
     backend.turns[0].content[2]["toolUse"]["toolUseId"] = "third"
     started = time.perf_counter()
-    result = run_agent(backend, "m", "go", None, ["sleep"], make_registry(), LIMITS, price=lambda u: Decimal(0))
+    result = run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS, price=lambda u: Decimal(0))
     elapsed = time.perf_counter() - started
     assert [call.status for call in result.tool_calls] == ["success", "success", "timeout"]
     assert elapsed < 1.0  # the two 0.2 s tools overlapped and the 2 s one was abandoned at 0.3 s
@@ -64,21 +72,52 @@ def test_parallel_tools_run_concurrently_and_slow_ones_time_out():
 
 def test_tool_not_offered_to_the_request_is_refused():
     backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0})), ModelTurn([{"text": "ok"}], "end_turn", Usage())])
-    result = run_agent(backend, "m", "go", None, [], make_registry(), LIMITS, price=lambda u: Decimal(0))
+    result = run_agent(backend, "m", USER_GO, None, *offer([]), LIMITS, price=lambda u: Decimal(0))
     assert result.tool_calls[0].status == "error" and "not available" in result.tool_calls[0].error
 
 
 def test_dollar_budget_stops_the_loop():
     backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0}))] * 5)
-    result = run_agent(backend, "m", "go", None, ["sleep"], make_registry(), LIMITS,
+    result = run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS,
                        price=lambda usage: Decimal(usage.input_tokens) / 100)  # $1 per step
     assert result.stop_reason == BUDGET_EXCEEDED and result.steps == 2
 
 
 def test_guard_withholds_a_flagged_tool_result_from_the_model():
     backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0})), ModelTurn([{"text": "ok"}], "end_turn", Usage())])
-    result = run_agent(backend, "m", "go", None, ["sleep"], make_registry(), LIMITS, price=lambda u: Decimal(0),
+    result = run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS, price=lambda u: Decimal(0),
                        guard_tool_result=lambda text: "injection.test" if "slept" in text else None)
     block = backend.calls[1][-1]["content"][0]["toolResult"]
     assert block["status"] == "error" and "withheld" in block["content"][0]["text"]
     assert result.tool_calls[0].status == "error"
+
+
+def test_client_tool_calls_stop_the_loop_and_server_results_of_the_same_turn_are_kept():
+    from chalicelib.agent.loop import TOOL_USE, Spent
+
+    backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0}), ("lookup", {"q": "x"}))])
+    specs, execute = offer(["sleep"])
+    result = run_agent(backend, "m", USER_GO, None, specs, execute, LIMITS, price=lambda u: Decimal(0),
+                       client_tools={"lookup": lambda name, value: None}, spent=Spent(steps=1))
+    assert result.stop_reason == TOOL_USE and result.steps == 2  # one step spent earlier in the exchange
+    assert [use["name"] for use in result.pending] == ["lookup"]
+    [settled] = result.settled
+    assert settled["toolResult"]["toolUseId"] == "id-sleep" and settled["toolResult"]["status"] == "success"
+    assert [m["role"] for m in result.messages] == ["assistant"]
+
+
+def test_exchange_that_already_used_its_steps_makes_no_model_call():
+    from chalicelib.agent.loop import STEP_LIMIT, Spent
+
+    backend = ScriptedBackend([])
+    result = run_agent(backend, "m", USER_GO, None, [], None, LIMITS, price=lambda u: Decimal(0), spent=Spent(steps=5))
+    assert result.stop_reason == STEP_LIMIT and backend.calls == []
+
+
+def test_dollars_spent_earlier_in_the_exchange_count_against_the_limit():
+    from chalicelib.agent.loop import Spent
+
+    backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0}))])
+    result = run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS, price=lambda usage: Decimal("0.5"),
+                       spent=Spent(cost_usd=Decimal("0.6")))
+    assert result.stop_reason == BUDGET_EXCEEDED and result.steps == 1

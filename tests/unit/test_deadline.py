@@ -13,7 +13,7 @@ from chalicelib.meter.pricing import Usage
 from chalicelib.models import ModelTurn
 from chalicelib.models.bedrock import BedrockBackend
 from chalicelib.timing import ANSWER_RESERVE_S, API_GATEWAY_LIMIT_S, Deadline, request_deadline
-from tests.unit.test_agent_loop import make_registry, tool_turn
+from tests.unit.test_agent_loop import USER_GO, offer, tool_turn
 
 LIMITS = AgentLimits(max_steps=8, max_cost_usd=Decimal("1"), max_tokens=100, tool_timeout_s=5)
 
@@ -26,7 +26,7 @@ class SlowBackend:
     def __init__(self, seconds: float, fail_with: Exception | None = None):
         self.seconds, self.fail_with, self.timeouts = seconds, fail_with, []
 
-    def converse(self, model_id, messages, system, tool_config, max_tokens, timeout_s=None):
+    def converse(self, model_id, messages, system, tool_config, max_tokens, timeout_s=None, inference=None):
         self.timeouts.append(timeout_s)
         time.sleep(self.seconds)
         if self.fail_with is not None:
@@ -49,7 +49,7 @@ def test_the_api_deadline_is_api_gateways_limit_or_the_lambdas_time_whichever_is
 def test_the_loop_stops_between_steps_at_the_deadline_and_hands_back_what_ran():
     backend = SlowBackend(0.05)
     with pytest.raises(DeadlineExceeded) as caught:
-        run_agent(backend, "m", "go", None, ["sleep"], make_registry(), LIMITS, price=lambda u: Decimal(0), deadline=Deadline.after(0.12))
+        run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS, price=lambda u: Decimal(0), deadline=Deadline.after(0.12))
     error = caught.value
     assert error.status == 504 and error.to_body()["error"]["code"] == "deadline_exceeded"
     assert 1 <= error.partial_steps < LIMITS.max_steps  # stopped early, not after all 8 steps
@@ -61,14 +61,14 @@ def test_the_loop_stops_between_steps_at_the_deadline_and_hands_back_what_ran():
 def test_an_expired_deadline_runs_no_model_call():
     backend = SlowBackend(0)
     with pytest.raises(DeadlineExceeded) as caught:
-        run_agent(backend, "m", "go", None, [], make_registry(), LIMITS, price=lambda u: Decimal(0), deadline=Deadline.after(0))
+        run_agent(backend, "m", USER_GO, None, *offer([]), LIMITS, price=lambda u: Decimal(0), deadline=Deadline.after(0))
     assert backend.timeouts == [] and caught.value.partial_usage == Usage()
 
 
 def test_a_model_timeout_past_the_deadline_is_the_deadline():
     backend = SlowBackend(0.05, fail_with=ModelTimeout("slow"))
     with pytest.raises(DeadlineExceeded):
-        run_agent(backend, "m", "go", None, [], make_registry(), LIMITS, price=lambda u: Decimal(0), deadline=Deadline.after(0.01))
+        run_agent(backend, "m", USER_GO, None, *offer([]), LIMITS, price=lambda u: Decimal(0), deadline=Deadline.after(0.01))
     # ... but with time left it stays the model's own timeout
     with pytest.raises(ModelTimeout):
         run_agent(SlowBackend(0, fail_with=ModelTimeout("slow")), "m", "go", None, [], make_registry(), LIMITS,
@@ -77,8 +77,8 @@ def test_a_model_timeout_past_the_deadline_is_the_deadline():
 
 def test_without_a_deadline_nothing_changes():
     backend = SlowBackend(0)
-    backend.converse = lambda model_id, messages, system, tool_config, max_tokens: ModelTurn([{"text": "ok"}], "end_turn", Usage())
-    assert run_agent(backend, "m", "go", None, [], make_registry(), LIMITS, price=lambda u: Decimal(0)).output == "ok"
+    backend.converse = lambda model_id, messages, system, tool_config, max_tokens, inference=None: ModelTurn([{"text": "ok"}], "end_turn", Usage())
+    assert run_agent(backend, "m", USER_GO, None, *offer([]), LIMITS, price=lambda u: Decimal(0)).output == "ok"
 
 
 def test_a_bedrock_call_is_waited_for_only_as_long_as_the_deadline_allows():

@@ -26,8 +26,7 @@ def test_calculator_refuses_anything_but_arithmetic(expression):
 
 
 def test_builtin_tools_produce_converse_tool_specs():
-    config = REGISTRY.tool_config(["calculator", "clock"])
-    specs = {entry["toolSpec"]["name"]: entry["toolSpec"] for entry in config["tools"]}
+    specs = {entry["toolSpec"]["name"]: entry["toolSpec"] for entry in REGISTRY.tool_specs(["calculator", "clock"])}
     assert specs["calculator"]["inputSchema"]["json"]["required"] == ["expression"]
     assert specs["clock"]["inputSchema"]["json"]["properties"]["timezone"]["default"] == "UTC"
 

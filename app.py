@@ -4,6 +4,7 @@ import os
 from chalice import Chalice
 
 from chalicelib import api, handlers
+from chalicelib.chat_completions import openai_error
 from chalicelib.idempotency import use_lambda_context
 from chalicelib.http import ACCEPTED_CONTENT_TYPES, dispatch
 from chalicelib.timing import CONSUMERS  # batch sizes (and the rest of each event source) are decided there
@@ -11,10 +12,10 @@ from chalicelib.timing import CONSUMERS  # batch sizes (and the rest of each eve
 app = Chalice(app_name="crossover")
 
 
-def _route(handler):  # type: ignore[no-untyped-def]
+def _route(handler, error_shape=None):  # type: ignore[no-untyped-def]
     use_lambda_context(app.lambda_context)
     request = app.current_request
-    return dispatch(request.headers, request.raw_body, handler, request.uri_params, request.query_params)
+    return dispatch(request.headers, request.raw_body, handler, request.uri_params, request.query_params, error_shape)
 
 
 @app.route("/v1/health", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
@@ -107,6 +108,17 @@ def get_conversation(conversation_id):  # type: ignore[no-untyped-def]
 @app.route("/v1/conversations/{conversation_id}", methods=["DELETE"], content_types=ACCEPTED_CONTENT_TYPES)
 def delete_conversation(conversation_id):  # type: ignore[no-untyped-def]
     return _route(api.delete_conversation)
+
+
+# OpenAI-compatible routes: errors in OpenAI's shape, so its SDKs raise their usual exceptions.
+@app.route("/v1/chat/completions", methods=["POST"], content_types=ACCEPTED_CONTENT_TYPES)
+def chat_completions():  # type: ignore[no-untyped-def]
+    return _route(api.chat_completions, openai_error)
+
+
+@app.route("/v1/models", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
+def list_models():  # type: ignore[no-untyped-def]
+    return _route(api.list_models, openai_error)
 
 
 # Any other method on a known path: our 405 body rather than Chalice's (API Gateway routes these here too).

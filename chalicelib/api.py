@@ -74,6 +74,34 @@ def delete_conversation(request: ApiRequest) -> ApiResponse:
     return ApiResponse(answer)
 
 
+def chat_completions(request: ApiRequest) -> ApiResponse:
+    """POST /v1/chat/completions (OpenAI-compatible; errors in OpenAI's shape, see app.py)."""
+    from .chat_completions import ChatCompletionRequest, chat_completion, stream_events
+
+    services = get_services()
+    tenant = authenticate(request)
+    body = parse_body(request, ChatCompletionRequest)
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    scope = f"chat#{tenant.tenant}"
+    request_id = stable_request_id(scope, key) if key else None
+    completion = run_once(services.settings.idempotency_table, services.settings.idempotency_ttl_s, scope, key,
+                          body.model_dump(mode="json"), lambda: chat_completion(services, tenant, body, request.trace_id, request_id))
+    headers = {MODEL_VERSION_HEADER: completion["model"]}
+    if body.stream:
+        include_usage = bool(body.stream_options and body.stream_options.include_usage)
+        return ApiResponse(stream_events(completion, include_usage), 200,
+                           {**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    return ApiResponse(completion, 200, headers)
+
+
+def list_models(request: ApiRequest) -> ApiResponse:
+    """GET /v1/models (OpenAI-compatible)."""
+    from .chat_completions import model_list
+
+    authenticate(request)
+    return ApiResponse(model_list(get_services()))
+
+
 def cost_report(request: ApiRequest) -> ApiResponse:
     """GET /v1/cost/report?days=N (ops role): totals, projection, break-even and recommendation."""
     from .errors import ValidationFailed

@@ -32,6 +32,12 @@ class Tenant(BaseModel):
             raise Forbidden(f"This API key lacks the {role!r} role.", {"required_role": role})
 
 
+def bearer_token(authorization: str) -> str:
+    """The key in `Authorization: Bearer <key>` (how OpenAI's SDKs send theirs), or ''."""
+    scheme, _, token = authorization.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
 def hash_api_key(api_key: str) -> str:
     return hashlib.sha256(api_key.encode("utf-8")).hexdigest()
 
@@ -88,9 +94,9 @@ class TenantStore:
 
     def authenticate(self, headers: dict[str, str]) -> Tenant:
         """The tenant owning the request's API key, or Unauthenticated/Forbidden."""
-        api_key = headers.get(API_KEY_HEADER) or ""
+        api_key = headers.get(API_KEY_HEADER) or bearer_token(headers.get("authorization") or "")
         if not api_key:
-            raise Unauthenticated("Missing API key: send it in the x-api-key header.")
+            raise Unauthenticated("Missing API key: send it in the x-api-key header (or as Authorization: Bearer).")
         presented = hash_api_key(api_key)
         tenant = self.lookup(presented)
         # compare_digest keeps the final check constant-time even though the lookup is by digest.

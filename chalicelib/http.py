@@ -61,9 +61,14 @@ def validation_details(exc: ValidationError) -> list[dict[str, Any]]:
              "message": err["msg"], "type": err["type"]} for err in exc.errors()]
 
 
+ErrorShape = Callable[[int, dict[str, Any]], Any]
+
+
 def dispatch(headers: Mapping[str, str], raw_body: bytes | None, handler: Callable[[ApiRequest], ApiResponse],
-             path_params: dict[str, str] | None = None, query: dict[str, str] | None = None) -> Response:
-    """Run a handler; map our errors to the stable JSON error and anything else to a 500 without internals."""
+             path_params: dict[str, str] | None = None, query: dict[str, str] | None = None,
+             error_shape: ErrorShape | None = None) -> Response:
+    """Run a handler; map our errors to the stable JSON error and anything else to a 500 without internals.
+    `error_shape` re-shapes the error body for routes that speak another API's dialect (the OpenAI routes)."""
     started = time.perf_counter()
     lowered = {key.lower(): value for key, value in headers.items()}
     request = ApiRequest(lowered, raw_body or b"", trace_id_from(lowered), path_params or {}, query or {})
@@ -82,4 +87,6 @@ def dispatch(headers: Mapping[str, str], raw_body: bytes | None, handler: Callab
     finally:
         metrics.add_metric(name="ApiLatency", unit="Milliseconds", value=(time.perf_counter() - started) * 1000)
         metrics.flush_metrics()
+    if error_shape is not None and result.status >= 400:
+        result.body = error_shape(result.status, result.body)
     return Response(body=result.body, status_code=result.status, headers={TRACE_HEADER: request.trace_id, **result.headers})

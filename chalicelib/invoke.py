@@ -57,6 +57,8 @@ class ExchangeOutcome:
 
 def check_tools(services: Services, names: list[str]) -> None:
     """Cheap checks before any expensive work (the size limit is the tenant's policy, checked by screening)."""
+    if len(set(names)) != len(names):
+        raise ValidationFailed("Each tool may be named once.", {"field": "tools"})
     unknown = sorted(set(names) - set(services.tools.names()))
     if unknown:
         raise ValidationFailed("Unknown tool(s) requested.", {"field": "tools", "unknown": unknown, "available": services.tools.names()})

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from .api_schemas import ConversationDeleted, ConversationView, ErrorBody, HealthResponse, InvokeRequest, InvokeResponse, UploadForm, UploadRequest
+from .chat_completions import ChatCompletion, ChatCompletionRequest, ModelList, OpenAIErrorBody
 from .jobs.models import JobAccepted, JobRequest, JobView
 
 _REF = "#/components/schemas/{model}"
@@ -30,6 +31,18 @@ def _operation(operation_id: str, ok_status: int, ok_model: str, ok_text: str, e
     return operation
 
 
+def _openai(operation: dict[str, Any], streams: bool = False) -> dict[str, Any]:
+    """An OpenAI-compatible operation: Bearer auth as well, errors in OpenAI's shape, streamed answers as SSE."""
+    operation["security"] = [{"ApiKey": []}, {"Bearer": []}]
+    for status, response in operation["responses"].items():
+        if status.startswith(("4", "5")):
+            operation["responses"][status] = _json("OpenAIErrorBody", "Error (OpenAI's shape)")
+    if streams:
+        ok = next(iter(operation["responses"].values()))
+        ok["content"]["text/event-stream"] = {"schema": {"type": "string", "description": "data: <chat.completion.chunk JSON> events, then data: [DONE]"}}
+    return operation
+
+
 TRACE_HEADER_PARAMETER = {"name": "X-Amzn-Trace-Id", "in": "header", "required": False, "schema": {"type": "string"}}
 IDEMPOTENCY_KEY = {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string", "maxLength": 255}}
 CONVERSATION_ID = {"name": "conversation_id", "in": "path", "required": True, "schema": {"type": "string"}}
@@ -40,9 +53,9 @@ AUTHENTICATED = (401, 403, 503)
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
-    models = [(m, "validation") for m in (InvokeRequest, JobRequest, UploadRequest)] + [
+    models = [(m, "validation") for m in (InvokeRequest, JobRequest, UploadRequest, ChatCompletionRequest)] + [
         (m, "serialization") for m in (InvokeResponse, ErrorBody, HealthResponse, JobAccepted, JobView, UploadForm, ConversationView,
-                                       ConversationDeleted)]
+                                       ConversationDeleted, ChatCompletion, ModelList, OpenAIErrorBody)]
     _, schemas = models_json_schema(models, ref_template=_REF)
     schemas["$defs"]["CostReport"] = {"type": "object", "description": "Totals, projection, break-even and recommendation (see README)."}
     schemas["$defs"]["OpenApiDocument"] = {"type": "object"}
@@ -52,7 +65,8 @@ def openapi_document() -> dict[str, Any]:
         "info": {"title": "Crossover API", "version": "1.0.0", "description": "Run LLM agents: screened, metered, traced."},
         "components": {
             "schemas": schemas["$defs"],
-            "securitySchemes": {"ApiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}},
+            "securitySchemes": {"ApiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+                                "Bearer": {"type": "http", "scheme": "bearer", "description": "The same API key, as OpenAI's SDKs send it"}},
         },
         "paths": {
             "/v1/health": {"get": _operation("health", 200, "HealthResponse", "Service is up", (), security=False)},
@@ -76,6 +90,10 @@ def openapi_document() -> dict[str, Any]:
                 "delete": _operation("deleteConversation", 200, "ConversationDeleted", "Erased, with every turn and tool result",
                                      (*AUTHENTICATED, 404, 409, 422), parameters=[CONVERSATION_ID, IDEMPOTENCY_KEY]),
             },
+            "/v1/chat/completions": {"post": _openai(_operation(
+                "createChatCompletion", 200, "ChatCompletion", "OpenAI-compatible completion (text/event-stream chunks when stream is true)",
+                (400, *AUTHENTICATED, 402, 409, 422, 429, 502, 504), body="ChatCompletionRequest", parameters=[IDEMPOTENCY_KEY]), streams=True)},
+            "/v1/models": {"get": _openai(_operation("listModels", 200, "ModelList", "Models and aliases (OpenAI-compatible)", AUTHENTICATED))},
             "/v1/cost/report": {"get": _operation("costReport", 200, "CostReport", "Cost report (ops role)", (400, *AUTHENTICATED),
                                                   parameters=[days])},
         },

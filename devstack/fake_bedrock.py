@@ -24,6 +24,19 @@ def text_answer(text: str = "ok", input_tokens: int = 10, output_tokens: int = 5
     }
 
 
+def tool_use_answer(uses: list[tuple[str, str, dict[str, Any]]], input_tokens: int = 20, output_tokens: int = 8,
+                    text: str = "") -> dict[str, Any]:
+    """The model asking for tools: (toolUseId, name, input) per call, stopReason tool_use."""
+    content: list[dict[str, Any]] = [{"text": text}] if text else []
+    content += [{"toolUse": {"toolUseId": use_id, "name": name, "input": tool_input}} for use_id, name, tool_input in uses]
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens},
+        "metrics": {"latencyMs": 1},
+    }
+
+
 def error_answer(status: int, error_type: str, message: str = "scripted error") -> tuple[int, str, str]:
     return (status, error_type, message)
 

@@ -89,7 +89,7 @@ def record_sent(body: Any) -> None:
     """Remember the prompt texts in a request body (invoke, job, or a queued request)."""
     if isinstance(body, dict):
         for name, value in body.items():
-            if name in ("prompt", "system", "prompts") or isinstance(value, (dict, list)):
+            if name in ("prompt", "system", "prompts", "content") or isinstance(value, (dict, list)):
                 record_sent(value)
     elif isinstance(body, list):
         for value in body:

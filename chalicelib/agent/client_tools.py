@@ -16,7 +16,7 @@ _MAX_REASON_CHARS = 300
 def compile_client_tools(tools: list[dict[str, Any]], reserved: set[str]) -> tuple[list[dict[str, Any]], dict[str, Callable[[str, Any], str | None]]]:
     """Declared client tools ({name, description, parameters}) -> Converse tool specs and input checks."""
     from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+    from jsonschema.validators import Draft202012Validator, validator_for
 
     specs: list[dict[str, Any]] = []
     checks: dict[str, Callable[[str, Any], str | None]] = {}
@@ -26,7 +26,7 @@ def compile_client_tools(tools: list[dict[str, Any]], reserved: set[str]) -> tup
             raise ValidationFailed(f"Tool name {name!r} is declared twice or taken by a built-in tool.", {"field": f"tools.{index}.name"})
         if schema.get("type", "object") != "object":
             raise ValidationFailed("A tool's parameters must be a JSON Schema of type object.", {"field": f"tools.{index}.parameters"})
-        validator_class = validator_for(schema)
+        validator_class = validator_for(schema, default=Draft202012Validator)  # no $schema, or an unknown one: the latest draft
         try:
             validator_class.check_schema(schema)
         except SchemaError as exc:
@@ -40,7 +40,10 @@ def compile_client_tools(tools: list[dict[str, Any]], reserved: set[str]) -> tup
 
 def _input_check(validator: Any) -> Callable[[str, Any], str | None]:
     def check(_name: str, value: Any) -> str | None:
-        errors = sorted(validator.iter_errors(value if value is not None else {}), key=lambda e: list(e.absolute_path))
+        try:
+            errors = sorted(validator.iter_errors(value if value is not None else {}), key=lambda e: list(e.absolute_path))
+        except Exception as exc:  # e.g. a $ref that resolves nowhere (remote references are never fetched)
+            return f"the tool's schema could not be evaluated ({exc.__class__.__name__})"
         if not errors:
             return None
         first = errors[0]

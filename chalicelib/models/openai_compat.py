@@ -6,6 +6,10 @@ import json
 from typing import Any
 
 _FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "content_filtered"}
+# Our stop reasons (Converse's and the loop's own) as OpenAI finish_reason; a limit that cut the answer is "length".
+STOP_TO_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
+                  "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
+                  "step_limit": "length", "budget_exceeded": "length"}
 
 
 def to_openai_messages(system: list[dict[str, Any]] | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

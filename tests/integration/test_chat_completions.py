@@ -39,6 +39,10 @@ def test_plain_completion_with_a_bearer_key_and_an_alias(client, bedrock, sent):
     assert body["choices"][0]["message"] == {"role": "assistant", "content": "Hello!", "refusal": None}
     assert body["choices"][0]["finish_reason"] == "stop"
     assert body["usage"] == {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    # Independent check: the official SDK's own type for the object accepts it.
+    from openai.types.chat import ChatCompletion
+
+    assert ChatCompletion.model_validate(body).choices[0].message.content == "Hello!"
     assert sent[0]["system"] == [{"text": "Be terse."}]
     assert sent[0]["inferenceConfig"] == {"temperature": 0.2, "topP": 0.9, "stopSequences": ["END"], "maxTokens": 50}
     assert "toolConfig" not in sent[0]
@@ -78,6 +82,10 @@ def test_stream_is_openai_chunks_ending_with_done(client, bedrock):
     events = [line[len("data: "):] for line in text.split("\n\n") if line.startswith("data: ")]
     assert events[-1] == "[DONE]"
     chunks = [json.loads(event) for event in events[:-1]]
+    from openai.types.chat import ChatCompletionChunk
+
+    for chunk in chunks:
+        ChatCompletionChunk.model_validate(chunk)  # the official SDK's chunk type accepts each one
     assert all(c["object"] == "chat.completion.chunk" for c in chunks)
     assert "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"]) == "Streamed hello."
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"

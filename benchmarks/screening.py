@@ -48,7 +48,7 @@ def runtime_grams(text: str, model: classifier.Model) -> list[set[str]]:
 
 
 def classifier_scores(model: classifier.Model, windows_of: list[list[set[str]]]) -> list[float]:
-    return [max(classifier.probability(classifier.decision(grams, model), model) for grams in windows) for windows in windows_of]
+    return [max((classifier.probability(classifier.decision(grams, model), model) for grams in windows if grams), default=0.0) for windows in windows_of]
 
 
 def rates(rows: list[dict], blocked: list[bool]) -> dict:

@@ -96,9 +96,10 @@ def probability(value: float, model: Model) -> float:
 
 
 def score(text: str, model: Model) -> float:
-    """Calibrated probability that `text` is an injection or jailbreak (the highest of its windows)."""
-    return max(probability(decision(features(part, model.char_ngrams), model), model)
-               for part in windows(text, model.window, model.max_windows))
+    """Calibrated probability that `text` is an injection or jailbreak (the highest of its windows).
+    A text without any n-gram (empty, or only spaces and invisible characters) says nothing: 0."""
+    grams = [features(part, model.char_ngrams) for part in windows(text, model.window, model.max_windows)]
+    return max((probability(decision(window, model), model) for window in grams if window), default=0.0)
 
 
 def _sha256(path: str) -> str:

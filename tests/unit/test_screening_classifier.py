@@ -106,6 +106,12 @@ def test_scores_are_probabilities_and_invisible_characters_do_not_hide_an_attack
     assert hidden == pytest.approx(plain)
 
 
+@pytest.mark.parametrize("text", ["", " ", "\n\t", "\u200b\u200b"])
+def test_a_text_without_ngrams_says_nothing(text):
+    assert classifier.score(text, classifier.load_model()) == 0.0
+    assert screen(text).allowed
+
+
 def test_work_is_bounded_by_windows():
     model = classifier.load_model()
     parts = classifier.windows("x" * 32_000, model.window, model.max_windows)

@@ -44,7 +44,10 @@ CALIBRATION_FOLDS = 3  # per refit (the shipped model uses 5): keeps the 27 refi
 
 def runtime_grams(text: str, model: classifier.Model) -> list[set[str]]:
     """The n-grams of each window the runtime scores (computed once, reused by every fold)."""
-    return [classifier.features(part, model.char_ngrams) for part in classifier.windows(text, model.window, model.max_windows)]
+    parts = classifier.windows(text, model.window, model.max_windows)
+    if sum(len(part) for part in parts) < classifier.MIN_CHARS:
+        return []  # the runtime abstains on texts this short
+    return [classifier.features(part, model.char_ngrams) for part in parts]
 
 
 def classifier_scores(model: classifier.Model, windows_of: list[list[set[str]]]) -> list[float]:

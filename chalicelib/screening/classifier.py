@@ -23,6 +23,7 @@ from functools import lru_cache
 
 MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
 FORMAT = 1
+MIN_CHARS = 24
 _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 # Invisible characters used to split trigger words (zero-width, joiners, bidi marks, variation selectors, tags).
@@ -97,9 +98,12 @@ def probability(value: float, model: Model) -> float:
 
 def score(text: str, model: Model) -> float:
     """Calibrated probability that `text` is an injection or jailbreak (the highest of its windows).
-    A text without any n-gram (empty, or only spaces and invisible characters) says nothing: 0."""
-    grams = [features(part, model.char_ngrams) for part in windows(text, model.window, model.max_windows)]
-    return max((probability(decision(window, model), model) for window in grams if window), default=0.0)
+    Under MIN_CHARS prepared characters the model abstains (0): with so few n-grams the 1/sqrt scaling
+    makes single words ("output", "tools") look decisive. Short texts are the rules' job."""
+    parts = windows(text, model.window, model.max_windows)
+    if sum(len(part) for part in parts) < MIN_CHARS:
+        return 0.0
+    return max((probability(decision(features(part, model.char_ngrams), model), model) for part in parts), default=0.0)
 
 
 def _sha256(path: str) -> str:

@@ -106,7 +106,7 @@ def test_scores_are_probabilities_and_invisible_characters_do_not_hide_an_attack
     assert hidden == pytest.approx(plain)
 
 
-@pytest.mark.parametrize("text", ["", " ", "\n\t", "\u200b\u200b"])
+@pytest.mark.parametrize("text", ["", " ", "\n\t", "\u200b\u200b", "output", "tools", "system prompt", "answer"])
 def test_a_text_without_ngrams_says_nothing(text):
     assert classifier.score(text, classifier.load_model()) == 0.0
     assert screen(text).allowed

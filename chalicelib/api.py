@@ -51,7 +51,7 @@ def api_deadline() -> Deadline | None:
 def invoke_with(services: Services, tenant: Tenant, body: InvokeRequest, request: ApiRequest, scope: str,
                 deadline: Deadline | None) -> ApiResponse:
     """Run one invoke (also a named agent's) once per Idempotency-Key, with the tenant's registered tools."""
-    from .registry.api import with_tenant_tools
+    from .registry.toolbox import with_tenant_tools
 
     key = request.headers.get(IDEMPOTENCY_HEADER)
     request_id = stable_request_id(scope, key) if key else None

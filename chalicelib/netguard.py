@@ -62,13 +62,16 @@ def address_refusal(raw: str, policy: NetworkPolicy) -> str | None:
 
 def check_url(url: str, policy: NetworkPolicy) -> tuple[str, str, int]:
     """Scheme, host and port of a URL a tool may call (before resolution). Raises UnsafeDestination."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        raise UnsafeDestination("URL is malformed") from exc
     scheme = parts.scheme.lower()
     if scheme != "https" and not (scheme == "http" and policy.allow_http):
         raise UnsafeDestination(f"scheme {scheme or '(none)'!r} is not allowed; use https")
     if parts.username or parts.password:
         raise UnsafeDestination("credentials in the URL are not allowed; use a secret header")
-    host = parts.hostname
     if not host:
         raise UnsafeDestination("URL has no host")
     try:
@@ -91,7 +94,7 @@ def vetted_address(host: str, port: int, policy: NetworkPolicy, resolve: Resolve
     except ValueError:
         try:
             addresses = resolve(host, port)
-        except OSError as exc:
+        except (OSError, UnicodeError, ValueError) as exc:  # no such name, or a name the resolver cannot encode
             raise UnsafeDestination(f"host {host!r} does not resolve") from exc
     if not addresses:
         raise UnsafeDestination(f"host {host!r} does not resolve")

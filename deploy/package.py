@@ -88,6 +88,9 @@ INVOKE = [table("TenantsTable", "GetItem"), table("IdempotencyTable", "GetItem",
           *CONVERSATIONS]
 # Registered tools and named agents (chalicelib/registry/store.py); tool calls run as ToolRole (add_tool_role).
 REGISTRY = table("RegistryTable", "GetItem", "PutItem", "DeleteItem", "Query")
+READ_TOOLS = table("RegistryTable", "GetItem")   # queued invokes may name registered tools too
+# Functions whose invokes run registered tools: they may assume ToolRole (tagged with the tenant).
+TOOL_CALLERS = ("APIHandler", "Requests", "RequestsFifo", "ObjectEvents")
 SUBMIT_JOBS = [table("JobsTable", "GetItem", "PutItem", "UpdateItem"), s3_objects("DataBucket", ["inputs/"], "PutObject", "GetObject"),
                statement(["states:StartExecution"], [{"Ref": "JobStateMachine"}])]
 
@@ -119,9 +122,9 @@ def policies() -> dict[str, list[dict[str, Any]]]:
                      # The capacity watch: a delayed message to its own queue, and heartbeats while Batch queues the job.
                      statement(["sqs:GetQueueUrl", "sqs:SendMessage"], [arn("JobStepsQueue")]),
                      statement(["states:SendTaskHeartbeat"], ["*"])],
-        "Requests": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsQueue")],
-        "RequestsFifo": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsFifoQueue")],
-        "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),
+        "Requests": [*INVOKE, *SUBMIT_JOBS, *events, READ_TOOLS, sqs_consumer("RequestsQueue")],
+        "RequestsFifo": [*INVOKE, *SUBMIT_JOBS, *events, READ_TOOLS, sqs_consumer("RequestsFifoQueue")],
+        "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, READ_TOOLS, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),
                          sqs_consumer("ObjectEventsQueue")],
         "MeterSpill": [*LEDGER, sqs_consumer("MeterSpillQueue")],
         "BatchJobFailed": [table("JobsTable", "GetItem", "UpdateItem"), CALLBACKS, ASYNC_DLQ, *METER, *GPU_ATTEMPTS],
@@ -432,14 +435,14 @@ TOOL_SECRET_PREFIX = "crossover-tool/"     # and secrets outside crossover-tool/
 
 
 def add_tool_role(resources: dict[str, Any]) -> None:
-    """Registered tools run as ToolRole, assumed by the API with the session tag tenant=<tenant>
+    """Registered tools run as ToolRole, assumed by the invoking functions with the session tag tenant=<tenant>
     (chalicelib/registry/toolbox.ToolClients). IAM, not only our code, then keeps a tenant to its own
     tools: Lambda functions named crossover-tool-* AND tagged crossover-tenant=<that tenant>, and
     secrets under crossover-tool/<that tenant>/."""
     tenant = "${!aws:PrincipalTag/tenant}"  # an IAM policy variable, escaped for Fn::Sub
     resources["ToolRole"] = {"Type": "AWS::IAM::Role", "Properties": {
         "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
-            "Effect": "Allow", "Principal": {"AWS": arn("APIHandlerRole")},
+            "Effect": "Allow", "Principal": {"AWS": [arn(f"{function}Role") for function in TOOL_CALLERS]},
             "Action": ["sts:AssumeRole", "sts:TagSession"],
             "Condition": {"StringLike": {"aws:RequestTag/tenant": "?*"}, "ForAllValues:StringEquals": {"aws:TagKeys": ["tenant"]}}}]},
         "MaxSessionDuration": 3600,
@@ -449,9 +452,9 @@ def add_tool_role(resources: dict[str, Any]) -> None:
             statement(["secretsmanager:GetSecretValue"],
                       [sub(f"arn:${{AWS::Partition}}:secretsmanager:${{AWS::Region}}:${{AWS::AccountId}}:secret:{TOOL_SECRET_PREFIX}{tenant}/*")]),
         ]}}]}}
-    # A separate policy: the tool role's trust names the API role, so the API role cannot name it back.
+    # A separate policy: the tool role's trust names the callers' roles, so their roles cannot name it back.
     resources["ToolAssumePolicy"] = {"Type": "AWS::IAM::Policy", "Properties": {
-        "PolicyName": "assume-tool-role", "Roles": [{"Ref": "APIHandlerRole"}],
+        "PolicyName": "assume-tool-role", "Roles": [{"Ref": f"{function}Role"} for function in TOOL_CALLERS],
         "PolicyDocument": {"Version": "2012-10-17", "Statement": [statement(["sts:AssumeRole", "sts:TagSession"], [arn("ToolRole")])]}}}
 
 

@@ -2,7 +2,6 @@
 tenant's tool or agent is a 404, exactly like one that does not exist."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 from ..api_schemas import InvokeRequest
@@ -16,7 +15,7 @@ from .agents import agent_request, agent_services
 from .schemas import (NAME_PATTERN, TOOL_SECRET_PREFIX, AgentDefinition, AgentView, HttpsTarget, McpTarget, ToolDefinition,
                       ToolView, secret_name)
 from .store import MAX_ITEMS_PER_KIND, Kind
-from .toolbox import load_registered, network_policy, tenant_registry
+from .toolbox import network_policy
 
 
 def _name(request: ApiRequest) -> str:
@@ -116,13 +115,6 @@ def delete_item(kind: Kind, request: ApiRequest) -> ApiResponse:
         return {"name": name, "deleted": True}
 
     return ApiResponse(_mutate(services, request, tenant, f"{kind}s-delete#{name}", {"name": name}, work))
-
-
-def with_tenant_tools(services: Services, tenant: Tenant, tool_names: list[str], trace_id: str) -> Services:
-    """The services for one request: the tool registry gains the tenant's registered tools it names."""
-    registered = load_registered(services.registry, services.settings, services.tool_clients, tenant.tenant, tool_names,
-                                 services.tools, trace_id)
-    return dataclasses.replace(services, tools=tenant_registry(services.tools, registered)) if registered else services
 
 
 def invoke_agent(request: ApiRequest) -> ApiResponse:

@@ -36,6 +36,16 @@ def secret_name(reference: str) -> str:
     return match.group("name") if match else reference
 
 
+def _refs(schema: Any) -> list[str]:
+    """Every $ref / $dynamicRef value in a schema."""
+    if isinstance(schema, dict):
+        found = [value for key, value in schema.items() if key in ("$ref", "$dynamicRef") and isinstance(value, str)]
+        return found + [ref for value in schema.values() for ref in _refs(value)]
+    if isinstance(schema, list):
+        return [ref for value in schema for ref in _refs(value)]
+    return []
+
+
 class LambdaTarget(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -108,6 +118,8 @@ class ToolDefinition(BaseModel):
             Draft202012Validator.check_schema(value)
         except SchemaError as exc:
             raise ValueError(f"not a valid JSON Schema: {exc.message}") from exc
+        if any(not ref.startswith("#") for ref in _refs(value)):
+            raise ValueError("only local $ref ('#/...') is supported: validation never fetches anything")
         return value
 
     @field_validator("input_schema")

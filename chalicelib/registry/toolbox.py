@@ -9,10 +9,11 @@ result (ScreeningService.tool_result_guard) before the model reads it.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..agent.tools import ToolRegistry
 from ..config import Settings
@@ -21,6 +22,10 @@ from ..observability import logger, metrics
 from .schemas import HttpsTarget, LambdaTarget, McpTarget, ToolDefinition
 from .store import RegistryStore
 from .targets import CallContext, SecretCache, ToolFailure, call_https, call_lambda, call_mcp
+
+if TYPE_CHECKING:
+    from ..auth import Tenant
+    from ..services import Services
 
 
 class ToolInputInvalid(ValueError):
@@ -192,3 +197,12 @@ def tenant_registry(builtin: ToolRegistry, registered: dict[str, RegisteredTool]
     for tool_ in registered.values():
         combined.register(tool_)  # type: ignore[arg-type]
     return combined
+
+
+def with_tenant_tools(services: "Services", tenant: "Tenant", tools: list[Any], trace_id: str) -> "Services":
+    """The services for one request: the tool registry gains the tenant's registered tools it names
+    (entries of `tools` that are not names, e.g. client tool declarations, are not ours)."""
+    names = [name for name in tools if isinstance(name, str)]
+    registered = load_registered(services.registry, services.settings, services.tool_clients, tenant.tenant, names,
+                                 services.tools, trace_id)
+    return dataclasses.replace(services, tools=tenant_registry(services.tools, registered)) if registered else services

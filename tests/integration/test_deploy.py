@@ -216,10 +216,11 @@ def test_registered_tools_run_as_one_tenant_only_through_the_tagged_tool_role(te
     assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query"} <= {
         a for s in statements(resources["APIHandlerRole"]) if s["Resource"] == [{"Fn::GetAtt": ["RegistryTable", "Arn"]}] for a in s["Action"]}
     [assume] = statements(resources["ToolAssumePolicy"])
-    assert resources["ToolAssumePolicy"]["Properties"]["Roles"] == [{"Ref": "APIHandlerRole"}]
+    callers = ("APIHandler", "Requests", "RequestsFifo", "ObjectEvents")  # every function that runs invokes
+    assert resources["ToolAssumePolicy"]["Properties"]["Roles"] == [{"Ref": f"{function}Role"} for function in callers]
     assert set(assume["Action"]) == {"sts:AssumeRole", "sts:TagSession"} and assume["Resource"] == [{"Fn::GetAtt": ["ToolRole", "Arn"]}]
     [trust] = resources["ToolRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
-    assert trust["Principal"] == {"AWS": {"Fn::GetAtt": ["APIHandlerRole", "Arn"]}}
+    assert trust["Principal"] == {"AWS": [{"Fn::GetAtt": [f"{function}Role", "Arn"]} for function in callers]}
     assert trust["Condition"]["StringLike"] == {"aws:RequestTag/tenant": "?*"}
     invoke, secrets = statements(resources["ToolRole"])
     assert invoke["Action"] == ["lambda:InvokeFunction"]

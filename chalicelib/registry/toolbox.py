@@ -147,10 +147,11 @@ class ToolClients:
             return found
 
     def _session(self, tenant: str) -> Any:
-        import boto3
-
         if not self._role_arn:
-            return boto3.session.Session()
+            from .. import aws
+
+            return aws.session()  # the process's one session (chalicelib/aws.py)
+        import boto3
         import botocore.session
         from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 

@@ -358,3 +358,34 @@ def test_an_uploaded_invoke_may_use_the_tenants_registered_tool(aws):
         assert EventProcessor(services).object_created(bucket, "incoming/dev/invoke/q.json", None, "etag-q", "t1") == "done"
         function.assert_no_pending_responses()
     assert len(ledger_items()) == 1
+
+
+def test_with_a_tool_role_each_tenant_calls_tools_as_its_own_tagged_session(aws, monkeypatch):
+    import boto3
+    import botocore.credentials
+
+    from chalicelib.registry.toolbox import ToolClients
+
+    asked = []
+    original = botocore.credentials.AssumeRoleCredentialFetcher.__init__
+
+    def recording(self, client_creator, source_credentials, role_arn, extra_args=None, *args, **kwargs):
+        asked.append((role_arn, extra_args))
+        original(self, client_creator, source_credentials, role_arn, extra_args, *args, **kwargs)
+
+    monkeypatch.setattr(botocore.credentials.AssumeRoleCredentialFetcher, "__init__", recording)
+    role = boto3.client("iam").create_role(RoleName="crossover-tools", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    clients = ToolClients(role, 300)
+    dev, other = clients.lambda_client("dev", 5.0), clients.lambda_client("other", 5.0)
+    assert dev is not other and clients.lambda_client("dev", 5.0) is dev
+    assert dev._request_signer._credentials.get_frozen_credentials().access_key != "testing"  # assumed through STS (moto)
+    assert [(arn, extra["Tags"]) for arn, extra in asked] == [(role, [{"Key": "tenant", "Value": "dev"}]),
+                                                             (role, [{"Key": "tenant", "Value": "other"}])]
+
+
+def test_an_agent_whose_tool_was_deleted_says_which(client):
+    send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL)
+    assert send(client, "PUT", "/v1/agents/desk", {"tools": ["order_lookup"]}).status_code == 200
+    send(client, "DELETE", "/v1/tools/order_lookup")
+    response = post_json(client, "/v1/agents/desk/invoke", {"prompt": "Where is order 5550123?"})
+    assert response.status_code == 400 and response.json_body["error"]["details"]["unknown"] == ["order_lookup"]

@@ -57,19 +57,19 @@ def loopback(aws, monkeypatch):
 # ---- registration: the contract ----
 
 def test_tool_crud_is_per_tenant_and_another_tenants_tool_is_a_404(client):
-    put = send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL)
+    put = send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL)
     assert put.status_code == 200, put.body
-    assert put.json_body["name"] == "order_lookup" and put.json_body["target"]["function"] == "crossover-tool-orders"
+    assert put.json_body["name"] == "lookup" and put.json_body["target"]["function"] == "crossover-tool-orders"
     assert put.json_body["timeout_s"] == 5.0 and put.json_body["updated_at"]
-    assert send(client, "GET", "/v1/tools/order_lookup").json_body["description"] == "Look up an order"
-    assert [tool["name"] for tool in send(client, "GET", "/v1/tools").json_body["tools"]] == ["order_lookup"]
+    assert send(client, "GET", "/v1/tools/lookup").json_body["description"] == "Look up an order"
+    assert [tool["name"] for tool in send(client, "GET", "/v1/tools").json_body["tools"]] == ["lookup"]
     # The other tenant sees nothing, and cannot read or delete it.
     assert send(client, "GET", "/v1/tools", key=OTHER_KEY).json_body == {"tools": []}
-    foreign = send(client, "GET", "/v1/tools/order_lookup", key=OTHER_KEY)
+    foreign = send(client, "GET", "/v1/tools/lookup", key=OTHER_KEY)
     assert foreign.status_code == 404 and foreign.json_body["error"]["code"] == "not_found"
-    assert send(client, "DELETE", "/v1/tools/order_lookup", key=OTHER_KEY).status_code == 404
-    assert send(client, "DELETE", "/v1/tools/order_lookup").json_body == {"name": "order_lookup", "deleted": True}
-    assert send(client, "GET", "/v1/tools/order_lookup").status_code == 404
+    assert send(client, "DELETE", "/v1/tools/lookup", key=OTHER_KEY).status_code == 404
+    assert send(client, "DELETE", "/v1/tools/lookup").json_body == {"name": "lookup", "deleted": True}
+    assert send(client, "GET", "/v1/tools/lookup").status_code == 404
 
 
 @pytest.mark.parametrize("change, field", [
@@ -95,10 +95,10 @@ def test_a_built_in_name_or_another_tenants_secret_cannot_be_registered(client):
 
 
 def test_put_with_an_idempotency_key_replays_and_refuses_another_body(client):
-    first = send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL, **{"Idempotency-Key": "reg-1"})
-    again = send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL, **{"Idempotency-Key": "reg-1"})
+    first = send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL, **{"Idempotency-Key": "reg-1"})
+    again = send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL, **{"Idempotency-Key": "reg-1"})
     assert first.status_code == again.status_code == 200 and first.json_body == again.json_body
-    other = send(client, "PUT", "/v1/tools/order_lookup", {**LAMBDA_TOOL, "description": "changed"}, **{"Idempotency-Key": "reg-1"})
+    other = send(client, "PUT", "/v1/tools/lookup", {**LAMBDA_TOOL, "description": "changed"}, **{"Idempotency-Key": "reg-1"})
     assert other.status_code == 422 and other.json_body["error"]["code"] == "idempotency_key_reused"
 
 
@@ -119,52 +119,52 @@ def test_default_policy_refuses_private_loopback_link_local_and_plain_http(clien
 # ---- the agent loop runs registered tools ----
 
 def test_lambda_tool_is_offered_to_the_model_validated_invoked_and_metered(client, bedrock, captured_logs):
-    send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL)
-    bedrock.add_response("converse", converse_tool_use([("t1", "order_lookup", {"order_id": "5550123"})]))
+    send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL)
+    bedrock.add_response("converse", converse_tool_use([("t1", "lookup", {"order_id": "5550123"})]))
     bedrock.add_response("converse", converse_text("Order 5550123 ships Monday."))
     with lambda_stub() as stub:
         stub.add_response("invoke", lambda_answer({"order_id": "5550123", "ships": "Monday"}),
                           {"FunctionName": "crossover-tool-orders", "InvocationType": "RequestResponse", "Payload": b'{"order_id": "5550123"}'})
-        response = post_json(client, "/v1/invoke", {"prompt": "Where is order 5550123?", "tools": ["order_lookup", "calculator"]})
+        response = post_json(client, "/v1/invoke", {"prompt": "Where is order 5550123?", "tools": ["lookup", "calculator"]})
         stub.assert_no_pending_responses()
     assert response.status_code == 200, response.body
     [call] = response.json_body["tool_calls"]
-    assert call["name"] == "order_lookup" and call["status"] == "success"
+    assert call["name"] == "lookup" and call["status"] == "success"
     assert len(ledger_items()) == 1
     logged = [json.loads(line) for line in captured_logs.getvalue().splitlines() if '"tool.call"' in line]
-    assert [(line["tool"], line["target"], line["status"]) for line in logged] == [("order_lookup", "lambda", "success")]
+    assert [(line["tool"], line["target"], line["status"]) for line in logged] == [("lookup", "lambda", "success")]
     assert "latency_ms" in logged[0] and "5550123" not in json.dumps(logged[0])  # never the payload
 
 
 def test_the_model_sees_the_registered_tool_spec(client, bedrock):
-    send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL)
+    send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL)
     expected_tools = {"tools": [
-        {"toolSpec": {"name": "order_lookup", "description": "Look up an order", "inputSchema": {"json": ORDER_SCHEMA}}}]}
+        {"toolSpec": {"name": "lookup", "description": "Look up an order", "inputSchema": {"json": ORDER_SCHEMA}}}]}
     bedrock.add_response("converse", converse_text("hi"), {
         "modelId": "anthropic.claude-3-sonnet-20240229-v1:0", "messages": [{"role": "user", "content": [{"text": "Hello there"}]}],
         "inferenceConfig": {"maxTokens": 4096}, "toolConfig": expected_tools})
-    assert post_json(client, "/v1/invoke", {"prompt": "Hello there", "tools": ["order_lookup"]}).status_code == 200
+    assert post_json(client, "/v1/invoke", {"prompt": "Hello there", "tools": ["lookup"]}).status_code == 200
 
 
 def test_invalid_model_arguments_never_reach_the_function(client, bedrock):
-    send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL)
-    bedrock.add_response("converse", converse_tool_use([("t1", "order_lookup", {"order_id": "DROP TABLE", "x": 1})]))
+    send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL)
+    bedrock.add_response("converse", converse_tool_use([("t1", "lookup", {"order_id": "DROP TABLE", "x": 1})]))
     bedrock.add_response("converse", converse_text("Sorry."))
     with lambda_stub() as stub:  # no response queued: a call would fail the stub
-        response = post_json(client, "/v1/invoke", {"prompt": "Where is order x?", "tools": ["order_lookup"]})
+        response = post_json(client, "/v1/invoke", {"prompt": "Where is order x?", "tools": ["lookup"]})
     [call] = response.json_body["tool_calls"]
     assert call["status"] == "error" and "invalid tool input: order_id" in call["error"]
 
 
 def test_lambda_function_error_and_oversized_result_go_back_to_the_model_as_errors(client, bedrock):
-    send(client, "PUT", "/v1/tools/order_lookup", {**LAMBDA_TOOL, "max_result_bytes": 50})
-    bedrock.add_response("converse", converse_tool_use([("t1", "order_lookup", {"order_id": "1"})]))
-    bedrock.add_response("converse", converse_tool_use([("t2", "order_lookup", {"order_id": "2"})]))
+    send(client, "PUT", "/v1/tools/lookup", {**LAMBDA_TOOL, "max_result_bytes": 50})
+    bedrock.add_response("converse", converse_tool_use([("t1", "lookup", {"order_id": "1"})]))
+    bedrock.add_response("converse", converse_tool_use([("t2", "lookup", {"order_id": "2"})]))
     bedrock.add_response("converse", converse_text("Both failed."))
     with lambda_stub() as stub:
         stub.add_response("invoke", lambda_answer({"errorMessage": INJECTION, "errorType": "Boom"}, function_error="Unhandled"))
         stub.add_response("invoke", lambda_answer({"blob": "x" * 500}))
-        response = post_json(client, "/v1/invoke", {"prompt": "Orders one and two?", "tools": ["order_lookup"]})
+        response = post_json(client, "/v1/invoke", {"prompt": "Orders one and two?", "tools": ["lookup"]})
     first, second = response.json_body["tool_calls"]
     assert first["status"] == "error" and first["error"].endswith("function failed (Unhandled)")
     assert INJECTION not in json.dumps(response.json_body)  # the function's own error text never reaches the model
@@ -260,31 +260,31 @@ def test_mcp_tool_is_listed_and_called_on_a_local_mcp_server(client, loopback, b
 
 
 def test_another_tenants_tool_name_is_unknown_to_invoke(client, bedrock):
-    send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL)
-    response = post_json(client, "/v1/invoke", {"prompt": "Where is order 42?", "tools": ["order_lookup"]}, key=OTHER_KEY)
-    assert response.status_code == 400 and response.json_body["error"]["details"]["unknown"] == ["order_lookup"]
+    send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL)
+    response = post_json(client, "/v1/invoke", {"prompt": "Where is order 42?", "tools": ["lookup"]}, key=OTHER_KEY)
+    assert response.status_code == 400 and response.json_body["error"]["details"]["unknown"] == ["lookup"]
 
 
 # ---- named agents ----
 
-AGENT = {"system": "You are the order desk.", "tools": ["order_lookup", "calculator"], "limits": {"max_steps": 2, "max_tokens": 256},
+AGENT = {"system": "You are the order desk.", "tools": ["lookup", "calculator"], "limits": {"max_steps": 2, "max_tokens": 256},
          "screening": {"block_threshold": 0.9}}
 
 
 def test_agent_crud_and_invoke_runs_the_stored_system_tools_and_limits(client, bedrock):
     from chalicelib.services import get_services
 
-    send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL)
+    send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL)
     put = send(client, "PUT", "/v1/agents/order-desk", AGENT)
     assert put.status_code == 200, put.body
     assert send(client, "GET", "/v1/agents/order-desk").json_body["system"] == "You are the order desk."
     assert [agent["name"] for agent in send(client, "GET", "/v1/agents").json_body["agents"]] == ["order-desk"]
-    bedrock.add_response("converse", converse_tool_use([("t1", "order_lookup", {"order_id": "7"})]), {
+    bedrock.add_response("converse", converse_tool_use([("t1", "lookup", {"order_id": "7"})]), {
         "modelId": "anthropic.claude-3-sonnet-20240229-v1:0", "messages": [{"role": "user", "content": [{"text": "Where is order 7?"}]}],
         "system": [{"text": "You are the order desk."}], "inferenceConfig": {"maxTokens": 256},
-        "toolConfig": {"tools": [{"toolSpec": {"name": "order_lookup", "description": "Look up an order", "inputSchema": {"json": ORDER_SCHEMA}}},
+        "toolConfig": {"tools": [{"toolSpec": {"name": "lookup", "description": "Look up an order", "inputSchema": {"json": ORDER_SCHEMA}}},
                                  get_services().tools.get("calculator").tool_spec()]}})
-    bedrock.add_response("converse", converse_tool_use([("t2", "order_lookup", {"order_id": "7"})]))
+    bedrock.add_response("converse", converse_tool_use([("t2", "lookup", {"order_id": "7"})]))
     with lambda_stub() as stub:
         stub.add_response("invoke", lambda_answer({"status": "packed"}))
         stub.add_response("invoke", lambda_answer({"status": "packed"}))
@@ -306,8 +306,8 @@ def test_agent_invoke_may_not_override_what_the_agent_fixes_and_is_per_tenant(cl
 
 
 def test_agent_with_unknown_tools_is_refused(client):
-    response = send(client, "PUT", "/v1/agents/desk", {"tools": ["order_lookup"]})
-    assert response.status_code == 400 and response.json_body["error"]["details"]["unknown"] == ["order_lookup"]
+    response = send(client, "PUT", "/v1/agents/desk", {"tools": ["lookup"]})
+    assert response.status_code == 400 and response.json_body["error"]["details"]["unknown"] == ["lookup"]
 
 
 def test_agent_screening_can_tighten_but_not_loosen_the_tenant_policy(client, bedrock):
@@ -347,12 +347,12 @@ def test_an_uploaded_invoke_may_use_the_tenants_registered_tool(aws):
     from chalicelib.services import get_services
 
     services = get_services()
-    services.registry.put("dev", "tool", "order_lookup", LAMBDA_TOOL)
+    services.registry.put("dev", "tool", "lookup", LAMBDA_TOOL)
     bucket = services.settings.data_bucket
     boto3.client("s3").put_object(Bucket=bucket, Key="incoming/dev/invoke/q.json",
-                                  Body=json.dumps({"prompt": "Where is order 5550123?", "tools": ["order_lookup"]}).encode())
+                                  Body=json.dumps({"prompt": "Where is order 5550123?", "tools": ["lookup"]}).encode())
     with Stubber(services.backends["bedrock"]._client) as model, lambda_stub() as function:
-        model.add_response("converse", converse_tool_use([("t1", "order_lookup", {"order_id": "5550123"})]))
+        model.add_response("converse", converse_tool_use([("t1", "lookup", {"order_id": "5550123"})]))
         model.add_response("converse", converse_text("It ships Monday."))
         function.add_response("invoke", lambda_answer({"ships": "Monday"}))
         assert EventProcessor(services).object_created(bucket, "incoming/dev/invoke/q.json", None, "etag-q", "t1") == "done"
@@ -384,8 +384,8 @@ def test_with_a_tool_role_each_tenant_calls_tools_as_its_own_tagged_session(aws,
 
 
 def test_an_agent_whose_tool_was_deleted_says_which(client):
-    send(client, "PUT", "/v1/tools/order_lookup", LAMBDA_TOOL)
-    assert send(client, "PUT", "/v1/agents/desk", {"tools": ["order_lookup"]}).status_code == 200
-    send(client, "DELETE", "/v1/tools/order_lookup")
+    send(client, "PUT", "/v1/tools/lookup", LAMBDA_TOOL)
+    assert send(client, "PUT", "/v1/agents/desk", {"tools": ["lookup"]}).status_code == 200
+    send(client, "DELETE", "/v1/tools/lookup")
     response = post_json(client, "/v1/agents/desk/invoke", {"prompt": "Where is order 5550123?"})
-    assert response.status_code == 400 and response.json_body["error"]["details"]["unknown"] == ["order_lookup"]
+    assert response.status_code == 400 and response.json_body["error"]["details"]["unknown"] == ["lookup"]

@@ -200,10 +200,10 @@ def tenant_registry(builtin: ToolRegistry, registered: dict[str, RegisteredTool]
     return combined
 
 
-def with_tenant_tools(services: "Services", tenant: "Tenant", tools: list[Any], trace_id: str) -> "Services":
+def with_tenant_tools(services: "Services", tenant: "Tenant", tools: list[Any] | None, trace_id: str) -> "Services":
     """The services for one request: the tool registry gains the tenant's registered tools it names
     (entries of `tools` that are not names, e.g. client tool declarations, are not ours)."""
-    names = [name for name in tools if isinstance(name, str)]
+    names = [name for name in tools or [] if isinstance(name, str)]
     registered = load_registered(services.registry, services.settings, services.tool_clients, tenant.tenant, names,
                                  services.tools, trace_id)
     return dataclasses.replace(services, tools=tenant_registry(services.tools, registered)) if registered else services

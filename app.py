@@ -1,10 +1,12 @@
 """Crossover's Chalice app: wiring only. Every handler lives in chalicelib/."""
 import os
+from functools import partial
 
 from chalice import Chalice
 
 from chalicelib import api, handlers
 from chalicelib.chat_completions import openai_error
+from chalicelib.registry import api as registry_api
 from chalicelib.idempotency import use_lambda_context
 from chalicelib.http import ACCEPTED_CONTENT_TYPES, dispatch
 from chalicelib.timing import CONSUMERS  # batch sizes (and the rest of each event source) are decided there
@@ -119,6 +121,51 @@ def chat_completions():  # type: ignore[no-untyped-def]
 @app.route("/v1/models", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
 def list_models():  # type: ignore[no-untyped-def]
     return _route(api.list_models, openai_error)
+
+
+@app.route("/v1/tools", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
+def list_tools():  # type: ignore[no-untyped-def]
+    return _route(partial(registry_api.list_items, "tool"))
+
+
+@app.route("/v1/tools/{name}", methods=["PUT"], content_types=ACCEPTED_CONTENT_TYPES)
+def put_tool(name):  # type: ignore[no-untyped-def]
+    return _route(partial(registry_api.put_item, "tool"))
+
+
+@app.route("/v1/tools/{name}", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
+def get_tool(name):  # type: ignore[no-untyped-def]
+    return _route(partial(registry_api.get_item, "tool"))
+
+
+@app.route("/v1/tools/{name}", methods=["DELETE"], content_types=ACCEPTED_CONTENT_TYPES)
+def delete_tool(name):  # type: ignore[no-untyped-def]
+    return _route(partial(registry_api.delete_item, "tool"))
+
+
+@app.route("/v1/agents", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
+def list_agents():  # type: ignore[no-untyped-def]
+    return _route(partial(registry_api.list_items, "agent"))
+
+
+@app.route("/v1/agents/{name}", methods=["PUT"], content_types=ACCEPTED_CONTENT_TYPES)
+def put_agent(name):  # type: ignore[no-untyped-def]
+    return _route(partial(registry_api.put_item, "agent"))
+
+
+@app.route("/v1/agents/{name}", methods=["GET"], content_types=ACCEPTED_CONTENT_TYPES)
+def get_agent(name):  # type: ignore[no-untyped-def]
+    return _route(partial(registry_api.get_item, "agent"))
+
+
+@app.route("/v1/agents/{name}", methods=["DELETE"], content_types=ACCEPTED_CONTENT_TYPES)
+def delete_agent(name):  # type: ignore[no-untyped-def]
+    return _route(partial(registry_api.delete_item, "agent"))
+
+
+@app.route("/v1/agents/{name}/invoke", methods=["POST"], content_types=ACCEPTED_CONTENT_TYPES)
+def invoke_agent(name):  # type: ignore[no-untyped-def]
+    return _route(registry_api.invoke_agent)
 
 
 # Any other method on a known path: our 405 body rather than Chalice's (API Gateway routes these here too).

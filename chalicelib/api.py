@@ -7,8 +7,8 @@ from .http import ApiRequest, ApiResponse, parse_body
 from .idempotency import IDEMPOTENCY_HEADER, lambda_remaining_s, run_once, stable_request_id
 from .invoke import invoke as run_invoke
 from .openapi import openapi_document
-from .services import get_services
-from .timing import request_deadline
+from .services import Services, get_services
+from .timing import Deadline, request_deadline
 
 MODEL_VERSION_HEADER = "X-Model-Version"
 # Methods a route can be asked for (OPTIONS stays with API Gateway / Chalice for CORS preflight).
@@ -37,18 +37,29 @@ def openapi(_: ApiRequest) -> ApiResponse:
 
 
 def invoke(request: ApiRequest) -> ApiResponse:
-    # Taken first: API Gateway's 29 s started before anything below.
-    deadline = request_deadline(lambda_remaining_s(), behind_api_gateway=True)
-    services = get_services()
+    deadline = api_deadline()
     tenant = authenticate(request)
     body = parse_body(request, InvokeRequest)
+    return invoke_with(get_services(), tenant, body, request, f"invoke#{tenant.tenant}", deadline)
+
+
+def api_deadline() -> Deadline | None:
+    """Take it first: API Gateway's 29 s started before anything a handler does."""
+    return request_deadline(lambda_remaining_s(), behind_api_gateway=True)
+
+
+def invoke_with(services: Services, tenant: Tenant, body: InvokeRequest, request: ApiRequest, scope: str,
+                deadline: Deadline | None) -> ApiResponse:
+    """Run one invoke (also a named agent's) once per Idempotency-Key, with the tenant's registered tools."""
+    from .registry.toolbox import with_tenant_tools
+
     key = request.headers.get(IDEMPOTENCY_HEADER)
-    scope = f"invoke#{tenant.tenant}"
     request_id = stable_request_id(scope, key) if key else None
     answer = run_once(
         services.settings.idempotency_table, services.settings.idempotency_ttl_s, scope, key,
         body.model_dump(mode="json"),
-        lambda: run_invoke(services, tenant, body, request.trace_id, request_id, deadline=deadline),
+        lambda: run_invoke(with_tenant_tools(services, tenant, body.tools, request.trace_id), tenant, body, request.trace_id, request_id,
+                           deadline=deadline),
     )
     return ApiResponse(answer, 200, {MODEL_VERSION_HEADER: answer["model"]})
 

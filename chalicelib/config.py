@@ -29,6 +29,7 @@ RESOURCE_ENV_VARS: dict[str, str] = {
     "REPORTS_BUCKET": "ReportsBucket",
     "METER_SPILL_QUEUE": "MeterSpillQueue",
     "CONVERSATIONS_TABLE": "ConversationsTable",
+    "REGISTRY_TABLE": "RegistryTable",
 }
 
 
@@ -115,6 +116,12 @@ class Settings:
     job_steps_timeout_s: int = 900
     fallback_parallel_calls: int = 8
     job_max_failed_fraction: float = 0.0
+    # Registered tools and named agents (chalicelib/registry/).
+    registry_table: str = "crossover-registry"
+    tool_role_arn: str = ""
+    tool_allow_http: bool = False
+    tool_network_allowlist: str = ""
+    tool_secret_cache_s: float = 300.0
 
 
 @lru_cache(maxsize=1)
@@ -190,4 +197,11 @@ def get_settings() -> Settings:
         conversation_window_tokens=_env_int("CONVERSATION_WINDOW_TOKENS", 16_000),
         # JSON object, alias -> Bedrock model id (e.g. {"claude-sonnet": "anthropic.claude-3-sonnet-20240229-v1:0"}).
         model_aliases=_env_json_map("MODEL_ALIASES"),
+        registry_table=os.environ.get("REGISTRY_TABLE", "crossover-registry"),
+        # Registered tools run as this role, tagged with the tenant (deploy/package.py); empty locally.
+        tool_role_arn=os.environ.get("TOOL_ROLE_ARN", ""),
+        # Test/local only: plain http and private networks for tool endpoints (the deploy check refuses both).
+        tool_allow_http=os.environ.get("TOOL_ALLOW_HTTP", "false").lower() == "true",
+        tool_network_allowlist=os.environ.get("TOOL_NETWORK_ALLOWLIST", ""),
+        tool_secret_cache_s=_env_float("TOOL_SECRET_CACHE_S", 300.0),
     )

@@ -186,9 +186,11 @@ class EventProcessor:
                     accepted = self.jobs.submit(tenant, job, trace_id, idempotency_key=event_id, source=source.split(":")[0])
                     return {"status": "accepted", "job_id": accepted["job_id"]}
                 from .invoke import invoke
+                from .registry.toolbox import with_tenant_tools
 
                 request = InvokeRequest.model_validate(safe_json.loads_object(text, "Object"))
-                answer = invoke(self.services, tenant, request, trace_id, stable_request_id(scope, event_id), deadline=self.deadline)
+                services = with_tenant_tools(self.services, tenant, request.tools, trace_id)
+                answer = invoke(services, tenant, request, trace_id, stable_request_id(scope, event_id), deadline=self.deadline)
                 return {"status": "done", "answer": answer}
             except PromptRejected as exc:
                 return {"status": "rejected", "reason": "prompt_rejected", "reasons": exc.details.get("reasons", [])}

@@ -9,6 +9,7 @@ from pydantic.json_schema import models_json_schema
 from .api_schemas import ConversationDeleted, ConversationView, ErrorBody, HealthResponse, InvokeRequest, InvokeResponse, UploadForm, UploadRequest
 from .chat_completions import ChatCompletion, ChatCompletionRequest, ModelList, OpenAIErrorBody
 from .jobs.models import JobAccepted, JobRequest, JobView
+from .registry.schemas import AgentDefinition, AgentList, AgentView, Deleted, ToolDefinition, ToolList, ToolView
 
 _REF = "#/components/schemas/{model}"
 
@@ -47,15 +48,17 @@ TRACE_HEADER_PARAMETER = {"name": "X-Amzn-Trace-Id", "in": "header", "required":
 IDEMPOTENCY_KEY = {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string", "maxLength": 255}}
 CONVERSATION_ID = {"name": "conversation_id", "in": "path", "required": True, "schema": {"type": "string"}}
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
+NAME = {"name": "name", "in": "path", "required": True, "schema": {"type": "string", "pattern": r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"}}
 # Every authenticated operation can answer 401 (no or bad key), 403 (role), 503 (AWS dependency down).
 AUTHENTICATED = (401, 403, 503)
 
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
-    models = [(m, "validation") for m in (InvokeRequest, JobRequest, UploadRequest, ChatCompletionRequest)] + [
+    models = [(m, "validation") for m in (InvokeRequest, JobRequest, UploadRequest, ChatCompletionRequest, ToolDefinition, AgentDefinition)] + [
         (m, "serialization") for m in (InvokeResponse, ErrorBody, HealthResponse, JobAccepted, JobView, UploadForm, ConversationView,
-                                       ConversationDeleted, ChatCompletion, ModelList, OpenAIErrorBody)]
+                                       ConversationDeleted, ChatCompletion, ModelList, OpenAIErrorBody, ToolView, ToolList, AgentView,
+                                       AgentList, Deleted)]
     _, schemas = models_json_schema(models, ref_template=_REF)
     schemas["$defs"]["CostReport"] = {"type": "object", "description": "Totals, projection, break-even and recommendation (see README)."}
     schemas["$defs"]["OpenApiDocument"] = {"type": "object"}
@@ -94,7 +97,28 @@ def openapi_document() -> dict[str, Any]:
                 "createChatCompletion", 200, "ChatCompletion", "OpenAI-compatible completion (text/event-stream chunks when stream is true)",
                 (400, *AUTHENTICATED, 402, 409, 422, 429, 502, 504), body="ChatCompletionRequest", parameters=[IDEMPOTENCY_KEY]), streams=True)},
             "/v1/models": {"get": _openai(_operation("listModels", 200, "ModelList", "Models and aliases (OpenAI-compatible)", AUTHENTICATED))},
+            **_registry_paths(),
             "/v1/cost/report": {"get": _operation("costReport", 200, "CostReport", "Cost report (ops role)", (400, *AUTHENTICATED),
                                                   parameters=[days])},
         },
     }
+
+
+def _registry_paths() -> dict[str, Any]:
+    """/v1/tools and /v1/agents: per tenant; another tenant's item is a 404 like a missing one."""
+    mutate = [NAME, IDEMPOTENCY_KEY]
+    paths: dict[str, Any] = {}
+    for kind, model in (("tool", "Tool"), ("agent", "Agent")):
+        title = kind.capitalize()
+        paths[f"/v1/{kind}s"] = {"get": _operation(f"list{title}s", 200, f"{model}List", f"The tenant's {kind}s", AUTHENTICATED)}
+        paths[f"/v1/{kind}s/{{name}}"] = {
+            "put": _operation(f"put{title}", 200, f"{model}View", f"The {kind} as stored (created or replaced)", (400, *AUTHENTICATED, 409, 422),
+                              body=f"{model}Definition", parameters=mutate),
+            "get": _operation(f"get{title}", 200, f"{model}View", f"The {kind}", (400, *AUTHENTICATED, 404), parameters=[NAME]),
+            "delete": _operation(f"delete{title}", 200, "Deleted", f"The {kind} was deleted", (400, *AUTHENTICATED, 404, 409, 422),
+                                 parameters=mutate),
+        }
+    paths["/v1/agents/{name}/invoke"] = {"post": _operation(
+        "invokeAgent", 200, "InvokeResponse", "The agent's answer (an /v1/invoke body; system, model and tools come from the agent)",
+        (400, *AUTHENTICATED, 402, 404, 409, 422, 429, 502, 504), body="InvokeRequest", parameters=mutate)}
+    return paths

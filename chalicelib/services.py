@@ -18,6 +18,8 @@ from .meter.spill import MeterWriter
 from .models import ModelBackend
 from .models.bedrock import BedrockBackend
 from .models.self_hosted import SelfHostedBackend
+from .registry.store import DynamoRegistryStore, RegistryStore
+from .registry.toolbox import ToolClients
 from .routing import CircuitBreaker
 from .screening import Policy
 from .screening.service import PolicyStore, ScreeningService
@@ -37,6 +39,8 @@ class Services:
     screening: ScreeningService
     breakers: dict[str, CircuitBreaker]
     conversations: ConversationStore
+    registry: RegistryStore
+    tool_clients: ToolClients
     _recommendation: tuple[float, str] | None = None
 
     def recommendation(self) -> str:
@@ -70,6 +74,8 @@ def get_services() -> Services:
         screening=build_screening(settings),
         breakers={"self_hosted": CircuitBreaker()},
         conversations=DynamoConversationStore(settings.conversations_table),
+        registry=DynamoRegistryStore(settings.registry_table),
+        tool_clients=ToolClients(settings.tool_role_arn, settings.tool_secret_cache_s),
     )
 
 

@@ -86,6 +86,11 @@ INVOKE = [table("TenantsTable", "GetItem"), table("IdempotencyTable", "GetItem",
           table("BudgetsTable", "GetItem", "PutItem", "UpdateItem", "DeleteItem"), table("DecisionsTable", "Query"), BEDROCK, KMS, *METER, *SCREEN,
           statement(["sns:Publish"], [{"Ref": "BudgetAlertsTopic"}]),  # budget alerts (chalicelib/meter/alerts.py)
           *CONVERSATIONS]
+# Registered tools and named agents (chalicelib/registry/store.py); tool calls run as ToolRole (add_tool_role).
+REGISTRY = table("RegistryTable", "GetItem", "PutItem", "DeleteItem", "Query")
+READ_TOOLS = table("RegistryTable", "GetItem")   # queued invokes may name registered tools too
+# Functions whose invokes run registered tools: they may assume ToolRole (tagged with the tenant).
+TOOL_CALLERS = ("APIHandler", "Requests", "RequestsFifo", "ObjectEvents")
 SUBMIT_JOBS = [table("JobsTable", "GetItem", "PutItem", "UpdateItem"), s3_objects("DataBucket", ["inputs/"], "PutObject", "GetObject"),
                statement(["states:StartExecution"], [{"Ref": "JobStateMachine"}])]
 
@@ -105,7 +110,7 @@ def policies() -> dict[str, list[dict[str, Any]]]:
     events = [table("EventsTable", "GetItem", "PutItem"), s3_objects("DataBucket", ["results/"], "PutObject"),
               statement(["sqs:SendMessage"], [sub("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:crossover-replies-*")])]
     return {
-        "APIHandler": [*INVOKE, *SUBMIT_JOBS, s3_objects("DataBucket", ["results/"], "GetObject"), UPLOADS, table("BudgetsTable", "Scan"),
+        "APIHandler": [*INVOKE, *SUBMIT_JOBS, s3_objects("DataBucket", ["results/"], "GetObject"), UPLOADS, REGISTRY, table("BudgetsTable", "Scan"),
                        statement(["states:StopExecution"], [sub("arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${JobStateMachine.Name}:*")]),
                        statement(["batch:TerminateJob"], [sub("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*")])],
         "JobSteps": [table("JobsTable", "GetItem", "UpdateItem"), *METER, BEDROCK, KMS, CALLBACKS,
@@ -117,9 +122,9 @@ def policies() -> dict[str, list[dict[str, Any]]]:
                      # The capacity watch: a delayed message to its own queue, and heartbeats while Batch queues the job.
                      statement(["sqs:GetQueueUrl", "sqs:SendMessage"], [arn("JobStepsQueue")]),
                      statement(["states:SendTaskHeartbeat"], ["*"])],
-        "Requests": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsQueue")],
-        "RequestsFifo": [*INVOKE, *SUBMIT_JOBS, *events, sqs_consumer("RequestsFifoQueue")],
-        "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),
+        "Requests": [*INVOKE, *SUBMIT_JOBS, *events, READ_TOOLS, sqs_consumer("RequestsQueue")],
+        "RequestsFifo": [*INVOKE, *SUBMIT_JOBS, *events, READ_TOOLS, sqs_consumer("RequestsFifoQueue")],
+        "ObjectEvents": [*INVOKE, *SUBMIT_JOBS, *events, READ_TOOLS, s3_objects("DataBucket", ["incoming/"], "GetObject", "GetObjectVersion"),
                          sqs_consumer("ObjectEventsQueue")],
         "MeterSpill": [*LEDGER, sqs_consumer("MeterSpillQueue")],
         "BatchJobFailed": [table("JobsTable", "GetItem", "UpdateItem"), CALLBACKS, ASYNC_DLQ, *METER, *GPU_ATTEMPTS],
@@ -211,6 +216,7 @@ def merge_template(stage: str, plan: ServingPlan | None = None) -> dict[str, Any
     # Failed asynchronous invokes (the EventBridge rule, the schedule) after Lambda's own two retries.
     resources["AsyncDeadLetterQueue"] = {"Type": "AWS::SQS::Queue", "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}}
     add_alarms(resources, env)
+    add_tool_role(resources)
     add_functions(resources, env, function_settings(stage))
     add_api(resources)
     template["Outputs"] = {"AlarmTopic": {"Value": {"Fn::If": ["CreateAlarmTopic", {"Ref": "AlarmTopic"}, {"Ref": "AlarmTopicArn"}]}}}
@@ -424,6 +430,34 @@ def worker_job_definition(env: dict[str, str], plan: ServingPlan, timeouts: GpuT
         "Timeout": {"AttemptDurationSeconds": timeouts.batch_attempt_s}}}
 
 
+TOOL_FUNCTION_PREFIX = "crossover-tool-"   # chalicelib/registry/schemas.py refuses other function names
+TOOL_SECRET_PREFIX = "crossover-tool/"     # and secrets outside crossover-tool/<tenant>/
+
+
+def add_tool_role(resources: dict[str, Any]) -> None:
+    """Registered tools run as ToolRole, assumed by the invoking functions with the session tag tenant=<tenant>
+    (chalicelib/registry/toolbox.ToolClients). IAM, not only our code, then keeps a tenant to its own
+    tools: Lambda functions named crossover-tool-* AND tagged crossover-tenant=<that tenant>, and
+    secrets under crossover-tool/<that tenant>/."""
+    tenant = "${!aws:PrincipalTag/tenant}"  # an IAM policy variable, escaped for Fn::Sub
+    resources["ToolRole"] = {"Type": "AWS::IAM::Role", "Properties": {
+        "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"AWS": [arn(f"{function}Role") for function in TOOL_CALLERS]},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+            "Condition": {"StringLike": {"aws:RequestTag/tenant": "?*"}, "ForAllValues:StringEquals": {"aws:TagKeys": ["tenant"]}}}]},
+        "MaxSessionDuration": 3600,
+        "Policies": [{"PolicyName": "one-tenants-tools", "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+            {**statement(["lambda:InvokeFunction"], [sub(f"arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{TOOL_FUNCTION_PREFIX}*")]),
+             "Condition": {"StringEquals": {"aws:ResourceTag/crossover-tenant": "${aws:PrincipalTag/tenant}"}}},
+            statement(["secretsmanager:GetSecretValue"],
+                      [sub(f"arn:${{AWS::Partition}}:secretsmanager:${{AWS::Region}}:${{AWS::AccountId}}:secret:{TOOL_SECRET_PREFIX}{tenant}/*")]),
+        ]}}]}}
+    # A separate policy: the tool role's trust names the callers' roles, so their roles cannot name it back.
+    resources["ToolAssumePolicy"] = {"Type": "AWS::IAM::Policy", "Properties": {
+        "PolicyName": "assume-tool-role", "Roles": [{"Ref": f"{function}Role"} for function in TOOL_CALLERS],
+        "PolicyDocument": {"Version": "2012-10-17", "Statement": [statement(["sts:AssumeRole", "sts:TagSession"], [arn("ToolRole")])]}}}
+
+
 def alarm(name: str, namespace: str, metric: str, dimensions: list[dict[str, Any]], statistic: str, threshold: Any,
           period: int = 300, extended: str | None = None) -> dict[str, Any]:
     props: dict[str, Any] = {"AlarmDescription": name, "Namespace": namespace, "MetricName": metric, "Dimensions": dimensions,
@@ -467,6 +501,7 @@ def add_functions(resources: dict[str, Any], env: dict[str, str], settings: dict
         kind = resources[logical]["Type"]
         if kind == "AWS::SQS::Queue":
             names[variable] = {"Fn::GetAtt": [logical, "QueueName"]}
+    names.update({"TOOL_ROLE_ARN": arn("ToolRole")})
     names.update({"STATE_MACHINE_ARN": {"Ref": "JobStateMachine"}, "KMS_KEY_ID": {"Ref": "DataKey"},
                   "BATCH_JOB_QUEUE": {"Ref": "GpuJobQueue"}, "BATCH_JOB_DEFINITION": {"Ref": "WorkerJobDefinition"},
                   "BUDGET_ALERTS_TOPIC_ARN": {"Ref": "BudgetAlertsTopic"}})

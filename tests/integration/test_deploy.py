@@ -207,3 +207,34 @@ def test_the_data_key_is_used_only_through_s3_under_a_tenant_or_area_context(tem
         assert names_tenant or names_area, statement["Sid"]
     data_encryption = resources["DataBucket"]["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
     assert data_encryption["BucketKeyEnabled"] is False  # so each object's tenant context reaches KMS
+
+
+def test_registered_tools_run_as_one_tenant_only_through_the_tagged_tool_role(template):
+    resources = template["Resources"]
+    api_actions = {a for s in statements(resources["APIHandlerRole"]) for a in listed(s["Action"])}
+    assert not any(a.startswith(("lambda:", "secretsmanager:")) for a in api_actions)  # the API role itself calls no tool
+    assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query"} <= {
+        a for s in statements(resources["APIHandlerRole"]) if s["Resource"] == [{"Fn::GetAtt": ["RegistryTable", "Arn"]}] for a in s["Action"]}
+    [assume] = statements(resources["ToolAssumePolicy"])
+    callers = ("APIHandler", "Requests", "RequestsFifo", "ObjectEvents")  # every function that runs invokes
+    assert resources["ToolAssumePolicy"]["Properties"]["Roles"] == [{"Ref": f"{function}Role"} for function in callers]
+    assert set(assume["Action"]) == {"sts:AssumeRole", "sts:TagSession"} and assume["Resource"] == [{"Fn::GetAtt": ["ToolRole", "Arn"]}]
+    [trust] = resources["ToolRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"AWS": [{"Fn::GetAtt": [f"{function}Role", "Arn"]} for function in callers]}
+    assert trust["Condition"]["StringLike"] == {"aws:RequestTag/tenant": "?*"}
+    invoke, secrets = statements(resources["ToolRole"])
+    assert invoke["Action"] == ["lambda:InvokeFunction"]
+    [function_arn] = invoke["Resource"]
+    assert function_arn["Fn::Sub"].endswith(":function:crossover-tool-*")
+    assert invoke["Condition"] == {"StringEquals": {"aws:ResourceTag/crossover-tenant": "${aws:PrincipalTag/tenant}"}}
+    assert secrets["Action"] == ["secretsmanager:GetSecretValue"]
+    assert secrets["Resource"][0]["Fn::Sub"].endswith(":secret:crossover-tool/${!aws:PrincipalTag/tenant}/*")
+    assert resources["APIHandler"]["Properties"]["Environment"]["Variables"]["TOOL_ROLE_ARN"] == {"Fn::GetAtt": ["ToolRole", "Arn"]}
+
+
+def test_deployed_stages_never_loosen_the_tool_network_policy():
+    from devstack.chalice_stage import stage_environment
+
+    for stage in ("dev", "prod"):
+        env = stage_environment(stage)
+        assert env.get("TOOL_ALLOW_HTTP", "false") == "false" and not env.get("TOOL_NETWORK_ALLOWLIST"), stage

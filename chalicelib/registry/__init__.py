@@ -1,0 +1,1 @@
+"""What a tenant registers with Crossover: server tools (Lambda, HTTPS, MCP targets) and named agents."""

@@ -421,6 +421,6 @@ def test_items_the_gpu_failed_fall_back_to_bedrock_alone_and_merge_into_the_resu
     assert record["failed_items"] == {"count": 0, "indexes": []}
     assert record["usage"] == {"input_tokens": 3 * 2 + 10, "output_tokens": 1 * 2 + 2}  # two GPU items + one Bedrock item
     metered = sorted(row["request_id"]["S"] for row in ledger_items() if row["request_id"]["S"].startswith(job_id))
-    assert metered == [f"{job_id}#fallback#1", f"{job_id}#gpu"]
+    assert metered[0] == f"{job_id}#fallback#1" and len(metered) == 2 and metered[1].startswith(f"{job_id}#gpu")  # one GPU attempt
     drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")
     model.server.shutdown()

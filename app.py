@@ -174,9 +174,13 @@ _ALLOWED = {path: sorted(methods) for path, methods in app.routes.items()}
 
 
 def method_not_allowed(**_uri_params):  # type: ignore[no-untyped-def]
-    allowed = _ALLOWED[app.current_request.context["resourcePath"]]
-    return _route(lambda request: api.method_not_allowed(request, app.current_request.method, allowed))
+    path = app.current_request.context["resourcePath"]
+    # Every error on the OpenAI-compatible paths is in OpenAI's shape, a wrong method's 405 included.
+    error_shape = openai_error if path in _OPENAI_PATHS else None
+    return _route(lambda request: api.method_not_allowed(request, app.current_request.method, _ALLOWED[path]), error_shape)
 
+
+_OPENAI_PATHS = frozenset({"/v1/chat/completions", "/v1/models"})
 
 for _path, _methods in _ALLOWED.items():
     app.route(_path, methods=sorted(api.HTTP_METHODS - set(_methods)), content_types=ACCEPTED_CONTENT_TYPES)(method_not_allowed)

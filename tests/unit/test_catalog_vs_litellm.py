@@ -149,3 +149,5 @@ def test_ec2_gpu_prices_match_the_public_price_list(name):
     public = EC2[name]
     assert ours.on_demand_per_hour == Decimal(str(public["on_demand_per_hour"]["us-east-1"])), name
     assert (ours.gpus, ours.vcpus) == (public["gpus"], public["vcpus"]), name
+    regional = {region: Decimal(str(price)) for region, price in public["on_demand_per_hour"].items() if region != "us-east-1"}
+    assert ours.regional_on_demand_per_hour == regional, name

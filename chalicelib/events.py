@@ -129,7 +129,7 @@ class EventProcessor:
         except (ValueError, UnicodeDecodeError) as exc:
             return self._reject(event_id, source, tenant_name, "unreadable_object", str(exc)[:300])
         except Exception as exc:
-            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+            code = aws.error_code(exc)
             if code in ("NoSuchKey", "404", "403", "AccessDenied", "NoSuchVersion"):
                 return self._reject(event_id, source, tenant_name, "unreadable_object", f"S3 said {code}")
             raise

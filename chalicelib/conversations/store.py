@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from .. import aws
 from ..errors import CrossoverError
-from ..meter.pricing import Usage
+from ..core import Usage
 
 
 class ConversationConflict(CrossoverError):

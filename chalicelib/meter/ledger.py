@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import aws
 from ..dynamo import from_item
-from .pricing import Usage
+from ..core import Usage
 
 DEFAULT_SHARDS = 8
 

@@ -49,6 +49,15 @@ def client(service: str, config: "Config | None" = None) -> Any:
         return found
 
 
+def error_code(exc: BaseException | None) -> str:
+    """The AWS error code of a botocore ClientError ("ConditionalCheckFailedException", "NoSuchKey", ...);
+    "" for anything else, so callers can test it without first checking the exception's type."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return ""
+    return str(response.get("Error", {}).get("Code") or "")
+
+
 def reset_clients() -> None:
     """Forget cached clients and the session (tests switch endpoints and credentials between cases)."""
     global _session

@@ -124,9 +124,9 @@ def test_ec2_gpu_prices_sit_next_to_sagemaker_ones():
     assert g6e.spot_per_hour == g6e.on_demand_per_hour * (1 - CATALOG.fleet.spot_discount_estimate)
 
 
-# Instances the GPU fit catalog may choose but this price catalog cannot price from a public source here: jobs on
-# them are metered with cost null and listed as unpriced in the report (never $0).
-UNPRICED_GPU_INSTANCES = {"g7e.4xlarge", "g7e.12xlarge", "g7e.24xlarge"}
+# Instances the GPU fit catalog may choose but this price catalog cannot price from a public source: jobs on them
+# would be metered with cost null and listed as unpriced in the report (never $0). None today.
+UNPRICED_GPU_INSTANCES: set[str] = set()
 
 
 def test_the_deploys_gpu_types_are_priced():

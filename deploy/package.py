@@ -504,7 +504,12 @@ def add_functions(resources: dict[str, Any], env: dict[str, str], settings: dict
     names.update({"TOOL_ROLE_ARN": arn("ToolRole")})
     names.update({"STATE_MACHINE_ARN": {"Ref": "JobStateMachine"}, "KMS_KEY_ID": {"Ref": "DataKey"},
                   "BATCH_JOB_QUEUE": {"Ref": "GpuJobQueue"}, "BATCH_JOB_DEFINITION": {"Ref": "WorkerJobDefinition"},
-                  "BUDGET_ALERTS_TOPIC_ARN": {"Ref": "BudgetAlertsTopic"}})
+                  "BUDGET_ALERTS_TOPIC_ARN": {"Ref": "BudgetAlertsTopic"},
+                  # the break-even prices the fleet as deployed: Batch's warm on-demand vCPUs and instance types (meter/planning.py)
+                  "GPU_MIN_VCPUS": {"Ref": "WarmGpuVcpus"}})
+    batch = resources.get("GpuSpotEnvironment", {}).get("Properties", {}).get("ComputeResources", {})
+    if batch.get("InstanceTypes"):
+        names["GPU_INSTANCE_TYPES"] = ",".join(batch["InstanceTypes"])
     all_policies = policies()
     for function, name in FUNCTIONS.items():
         # Its own log group (with retention) rather than the one Lambda would create unbounded; it may write only there.

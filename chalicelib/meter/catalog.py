@@ -59,9 +59,11 @@ class GpuInstance(Sourced):
     gpus: int
     gpu: str
     vcpus: int = 0  # sizes Batch's MinvCpus in whole instances
-    on_demand_per_hour: Decimal
+    on_demand_per_hour: Decimal  # us-east-1 list price, or the catalog's region's when listed below
     spot_per_hour: Decimal
     savings_plan_per_hour: Decimal
+    # Other regions' on-demand list prices (EC2 prices differ by region: g5.xlarge is +12% in eu-west-1).
+    regional_on_demand_per_hour: dict[str, Decimal] = {}
 
 
 class Throughput(BaseModel):
@@ -193,7 +195,8 @@ class PriceCatalog(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _estimate_missing_discounted_prices(cls, data: Any) -> Any:
-        """Spot and savings-plan prices default to the fleet's configurable discount estimates."""
+        """The deployment region's on-demand GPU prices where listed; spot and savings-plan prices default to
+        the fleet's configurable discount estimates of that on-demand price."""
         if not isinstance(data, dict) or not isinstance(data.get("fleet"), dict):
             return data
         spot = Decimal(str(data["fleet"].get("spot_discount_estimate", "0.6")))
@@ -201,6 +204,8 @@ class PriceCatalog(BaseModel):
         instances = {}
         for name, raw in (data.get("gpu_instances") or {}).items():
             if isinstance(raw, dict) and "on_demand_per_hour" in raw:
+                regional = (raw.get("regional_on_demand_per_hour") or {}).get(data.get("region") or "")
+                raw = raw if regional is None else {**raw, "on_demand_per_hour": str(regional)}
                 on_demand = Decimal(str(raw["on_demand_per_hour"]))
                 raw = {"spot_per_hour": str(on_demand * (1 - spot)), "savings_plan_per_hour": str(on_demand * (1 - plan)), **raw}
             instances[name] = raw

@@ -149,3 +149,13 @@ def test_ec2_gpu_prices_match_the_public_price_list(name):
     public = EC2[name]
     assert ours.on_demand_per_hour == Decimal(str(public["on_demand_per_hour"]["us-east-1"])), name
     assert (ours.gpus, ours.vcpus) == (public["gpus"], public["vcpus"]), name
+    regional = {region: Decimal(str(price)) for region, price in public["on_demand_per_hour"].items() if region != "us-east-1"}
+    assert ours.regional_on_demand_per_hour == regional, name
+
+
+def test_every_bedrock_entry_says_how_it_was_checked():
+    unstated = [name for name, price in CATALOG.bedrock_models.items() if price.kind != "local" and not price.verified.strip()]
+    assert not unstated, unstated
+    # an entry no public map has must say so in its own record, not only here
+    assert all(CATALOG.bedrock_models[name].verified.startswith("none")
+               for name in NOT_IN_SNAPSHOT if CATALOG.bedrock_models[name].kind != "local")

@@ -26,8 +26,9 @@ from .conversations.store import Conversation, Turn, new_conversation_id
 from .conversations.window import fit_window
 from .errors import CrossoverError, NotFound, ValidationFailed
 from .meter.ledger import LedgerEntry
+from .core import Usage
 from .meter.catalog import TokenPrice
-from .meter.pricing import Usage, price_usage
+from .meter.pricing import price_usage, self_hosted_price, worst_case_cost
 from .observability import logger, metrics
 from .router import Tried
 from .routing import Backend, model_for
@@ -70,22 +71,6 @@ def check_tools(services: Services, names: list[str]) -> None:
 def resolve_model(aliases: dict[str, str], requested: str | None, default: str) -> str:
     """An alias (e.g. `claude-sonnet`) to its Bedrock id; any other id passes through unchanged."""
     return aliases.get(requested, requested) if requested else default
-
-
-def worst_case_cost(input_bytes: int, limits: AgentLimits, price: TokenPrice | None, spent: Spent | None = None) -> Decimal:
-    """An upper bound of what the request can cost, reserved against the tenant's budget.
-
-    A token is at least one byte of UTF-8, so bytes bound the input tokens of one step; the loop
-    stops once the exchange passes `max_cost_usd`, so it can overshoot by at most one step.
-    Unpriced models reserve what is left of the per-exchange cap.
-    """
-    spent = spent or Spent()
-    remaining = max(limits.max_cost_usd - spent.cost_usd, Decimal(0))
-    steps_left = max(limits.max_steps - spent.steps, 0)
-    if price is None:
-        return remaining
-    one_step = price_usage(Usage(input_tokens=input_bytes, output_tokens=limits.max_tokens), price) or Decimal(0)
-    return min(one_step * steps_left, remaining + one_step)
 
 
 def screen_messages(services: Services, tenant: Tenant, trace_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -158,7 +143,7 @@ def model_and_price(services: Services, plan: ExchangePlan, backend: str) -> tup
     """The model a backend runs for this exchange, and its price."""
     model_id = model_for(backend, plan.bedrock_model, services.settings.self_hosted_model)
     catalog = services.catalog
-    return model_id, catalog.self_hosted_price(model_id) if backend == "self_hosted" else catalog.token_price(model_id)
+    return model_id, self_hosted_price(catalog, model_id) if backend == "self_hosted" else catalog.token_price(model_id)
 
 
 def run_on(services: Services, plan: ExchangePlan, backend: Backend) -> AgentResult:

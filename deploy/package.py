@@ -575,11 +575,14 @@ def main() -> None:
     chalice = os.path.join(os.path.dirname(sys.executable), "chalice")
     subprocess.run([chalice, "package", "--stage", args.stage, "--pkg-format", "cloudformation", "--merge-template", merge_path, out],
                    cwd=ROOT, env=env, check=True)
+    from botocore_data import trim_artefacts  # deploy/botocore_data.py: the layer keeps the services the code calls
     from bytecode import compile_artefacts  # deploy/bytecode.py: .pyc for Lambda's read-only code directories
 
+    kept, dropped = trim_artefacts(out)
     with open(os.path.join(out, "sam.json"), encoding="utf-8") as handle:
         compiled = compile_artefacts(out, json.load(handle))
-    print(f"packaged {args.stage}: {out}/sam.json and {out}/deployment.zip (bytecode added: {compiled})")
+    print(f"packaged {args.stage}: {out}/sam.json and {out}/deployment.zip (botocore data kept for {len(kept)} services, "
+          f"{len(dropped)} dropped: {', '.join(sorted(kept))}; bytecode added: {compiled})")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ from ..auth import Tenant
 from ..errors import CrossoverError, NotFound, Throttled, ValidationFailed
 from ..meter.gpu_cost import BatchAttempts, FinalAttempt, meter_gpu_attempts
 from ..meter.ledger import LedgerEntry
-from ..meter.pricing import Usage, price_usage
+from ..core import Usage
+from ..meter.pricing import price_usage
 from ..observability import logger, metrics
 from ..services import Services
 from . import protocol

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chalicelib.errors import DeadlineExceeded, ModelTimeout, ModelUnavailable, Throttled, ValidationFailed
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from chalicelib.models import ModelTurn
 from chalicelib.observability import metrics
 from chalicelib.router import CircuitBreaker, RecommendationCache, Router

@@ -106,6 +106,8 @@ def explain_aws_error(exc: Exception) -> str:
     """What went wrong talking to AWS, in one line that says what to do."""
     from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError, NoRegionError
 
+    from . import aws
+
     if isinstance(exc, NoRegionError):
         return "no AWS region configured: set AWS_DEFAULT_REGION or a profile region (boto3 does not read AWS_REGION), or use --stage local"
     if isinstance(exc, NoCredentialsError):
@@ -113,7 +115,7 @@ def explain_aws_error(exc: Exception) -> str:
     if isinstance(exc, EndpointConnectionError):
         return f"cannot reach {exc.kwargs.get('endpoint_url', 'the AWS endpoint')}: is the local stack running (make run)?"
     if isinstance(exc, ClientError):
-        code = exc.response.get("Error", {}).get("Code", "")
+        code = aws.error_code(exc)
         if code == "ResourceNotFoundException":
             return ("a meter table does not exist here: pick the deployment with --stage (local, dev, prod) "
                     "or set LEDGER_TABLE / AGGREGATES_TABLE / DECISIONS_TABLE / BUDGETS_TABLE")

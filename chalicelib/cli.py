@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Sequence, TextIO
 
+from .defaults import DEFAULT_BEDROCK_MODEL
+
 
 def screen_jsonl(source: TextIO, sink: TextIO, threshold: float) -> int:
     """One {"text": ...} per input line -> one {"blocked", "reasons", "score"} per output line, in order."""
@@ -182,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     whatif = cost.add_parser("whatif", help="Bedrock vs self-hosted for a traffic profile (defaults from the price catalog)")
     whatif.add_argument("--tokens-per-month", type=float, required=True)
     whatif.add_argument("--output-share", type=float, default=0.25, help="fraction of tokens that are output tokens")
-    whatif.add_argument("--bedrock-model", default="anthropic.claude-3-sonnet-20240229-v1:0")
+    whatif.add_argument("--bedrock-model", default=DEFAULT_BEDROCK_MODEL)
     whatif.add_argument("--self-hosted-model", help="default: the catalog's equivalent-quality pair of the Bedrock model")
     whatif.add_argument("--instance", help="default: the self-hosted model's instance in the catalog (EC2, as Batch runs it)")
     whatif.add_argument("--cache-read-share", type=float, default=0.0, help="fraction of tokens that are cache reads")

@@ -24,8 +24,8 @@ from .conversations.store import Conversation, Turn, new_conversation_id
 from .conversations.window import fit_window
 from .errors import CrossoverError, ModelTimeout, ModelUnavailable, NotFound, Throttled, ValidationFailed
 from .meter.ledger import LedgerEntry
-from .meter.catalog import TokenPrice
-from .meter.pricing import Usage, price_usage
+from .core import Usage
+from .meter.pricing import price_usage, self_hosted_price, worst_case_cost
 from .observability import logger, metrics
 from .routing import RouteDecision, Workload, choose_backend
 from .services import Services
@@ -67,22 +67,6 @@ def check_tools(services: Services, names: list[str]) -> None:
 def resolve_model(aliases: dict[str, str], requested: str | None, default: str) -> str:
     """An alias (e.g. `claude-sonnet`) to its Bedrock id; any other id passes through unchanged."""
     return aliases.get(requested, requested) if requested else default
-
-
-def worst_case_cost(input_bytes: int, limits: AgentLimits, price: TokenPrice | None, spent: Spent | None = None) -> Decimal:
-    """An upper bound of what the request can cost, reserved against the tenant's budget.
-
-    A token is at least one byte of UTF-8, so bytes bound the input tokens of one step; the loop
-    stops once the exchange passes `max_cost_usd`, so it can overshoot by at most one step.
-    Unpriced models reserve what is left of the per-exchange cap.
-    """
-    spent = spent or Spent()
-    remaining = max(limits.max_cost_usd - spent.cost_usd, Decimal(0))
-    steps_left = max(limits.max_steps - spent.steps, 0)
-    if price is None:
-        return remaining
-    one_step = price_usage(Usage(input_tokens=input_bytes, output_tokens=limits.max_tokens), price) or Decimal(0)
-    return min(one_step * steps_left, remaining + one_step)
 
 
 def route_for(services: Services, tenant: Tenant, workload: Workload, trace_id: str) -> RouteDecision:
@@ -155,7 +139,7 @@ def run_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_i
         nonlocal settled
         backend = services.backends[backend_name]
         model_id = settings.self_hosted_model if backend_name == "self_hosted" else bedrock_model
-        token_price = services.catalog.self_hosted_price(model_id) if backend_name == "self_hosted" else services.catalog.token_price(model_id)
+        token_price = self_hosted_price(services.catalog, model_id) if backend_name == "self_hosted" else services.catalog.token_price(model_id)
         try:
             result = run_agent(backend, model_id, exchange.messages, exchange.system, tool_specs, execute, limits,
                                price=lambda usage: price_usage(usage, token_price), guard_tool_result=guard,

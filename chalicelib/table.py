@@ -9,6 +9,7 @@ Every store (ledger, budgets, conversations, registry, jobs, ...) talks to its t
     table.delete(key, condition=None)    the old item or None
     table.query(partition, prefix=)      one partition's items in sort-key order (all pages)
     table.scan(condition)                every matching item
+    table.delete_many(keys)              delete many items (BatchWriteItem; not atomic)
     transact([Put(...), Update(...), Delete(...), Check(...)])   all or nothing, across tables
 
 Conditions are boto3's own condition objects (`attr("n").not_exists() | attr("n").lte(5)`):
@@ -50,6 +51,10 @@ class ConditionFailed(Exception):
 class TransactionConflict(Exception):
     """DynamoDB cancelled a transaction for a reason other than a condition (most often a concurrent
     write to one of its items). Nothing was written; retrying is safe. The twin never raises it."""
+
+
+class IncompleteBatch(Exception):
+    """A batch write left items unprocessed after its retries (DynamoDB throttling); some items were written."""
 
 
 def attr(name: str) -> "Attr":
@@ -104,8 +109,9 @@ class Table(Protocol):
                   remove: Sequence[str] = (), condition: "ConditionBase | None" = None) -> Item: ...
     def delete(self, key: Key, condition: "ConditionBase | None" = None) -> Item | None: ...
     def query(self, partition: Any, prefix: str | None = None, descending: bool = False, limit: int | None = None,
-              consistent: bool = False) -> list[Item]: ...
+              consistent: bool = False, attributes: Sequence[str] | None = None) -> list[Item]: ...
     def scan(self, condition: "ConditionBase | None" = None) -> Iterator[Item]: ...
+    def delete_many(self, keys: Sequence[Key]) -> None: ...
 
 
 def transact(ops: Sequence[Op]) -> None:
@@ -241,7 +247,7 @@ class DynamoTable:
         return from_item(old, plain=False) if old else None
 
     def query(self, partition: Any, prefix: str | None = None, descending: bool = False, limit: int | None = None,
-              consistent: bool = False) -> list[Item]:
+              consistent: bool = False, attributes: Sequence[str] | None = None) -> list[Item]:
         from boto3.dynamodb.conditions import Key as KeyCondition
 
         req = _Request()
@@ -252,7 +258,22 @@ class DynamoTable:
                               "ScanIndexForward": not descending, "ConsistentRead": consistent})
         if limit is not None:
             request["Limit"] = limit
+        if attributes:
+            request["ProjectionExpression"] = ", ".join(req.name(a) for a in attributes)
+            req.finish(request)
         return list(self._pages("query", request, limit))
+
+    def delete_many(self, keys: Sequence[Key], attempts: int = 8) -> None:
+        """Delete every key (not atomically: BatchWriteItem, 25 at a time, resending what DynamoDB left
+        unprocessed under throttling). Raises IncompleteBatch if some remain after `attempts` sends."""
+        for start in range(0, len(keys), 25):
+            requests = {self.name: [{"DeleteRequest": {"Key": _serialized_key(k)}} for k in keys[start:start + 25]]}
+            for _ in range(attempts):
+                requests = self._client().batch_write_item(RequestItems=requests).get("UnprocessedItems") or {}
+                if not requests:
+                    break
+            else:
+                raise IncompleteBatch(f"{len(requests.get(self.name, []))} deletes left unprocessed in {self.name}")
 
     def scan(self, condition: "ConditionBase | None" = None) -> Iterator[Item]:
         req = _Request()
@@ -362,14 +383,21 @@ class InMemoryTable:
             return old
 
     def query(self, partition: Any, prefix: str | None = None, descending: bool = False, limit: int | None = None,
-              consistent: bool = False) -> list[Item]:
+              consistent: bool = False, attributes: Sequence[str] | None = None) -> list[Item]:
         pk = _stored({"v": partition})["v"]
         with _memory_lock:
             found = [copy.deepcopy(item) for item in self._items.values() if item[self.keys[0]] == pk
                      and (prefix is None or str(item[self.keys[1]]).startswith(prefix))]
         if len(self.keys) > 1:
             found.sort(key=lambda item: item[self.keys[1]], reverse=descending)
+        if attributes:
+            found = [{k: v for k, v in item.items() if k in attributes} for item in found]
         return found[:limit] if limit is not None else found
+
+    def delete_many(self, keys: Sequence[Key]) -> None:
+        with _memory_lock:
+            for key in keys:
+                self._items.pop(self._id(key), None)
 
     def scan(self, condition: "ConditionBase | None" = None) -> Iterator[Item]:
         with _memory_lock:

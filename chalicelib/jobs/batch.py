@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .. import aws
-from ..meter.gpu_cost import BatchAttempts, Capacity
+from ..meter.gpu_cost import BatchAttempts
+from ..meter.pricing import Capacity
 
 
 class BatchJobs(Protocol):

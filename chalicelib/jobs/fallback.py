@@ -13,7 +13,8 @@ from .. import aws, storage
 from ..agent.loop import AgentLimits, run_agent, user_text
 from ..errors import CrossoverError, Throttled
 from ..meter.ledger import LedgerEntry
-from ..meter.pricing import Usage, price_usage
+from ..core import Usage
+from ..meter.pricing import price_usage
 from ..services import Services
 from .inputs import read_prompts
 from .models import Job

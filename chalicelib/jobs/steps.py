@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from .. import storage
 from ..meter.gpu_cost import FinalAttempt, meter_gpu_attempts
-from ..meter.pricing import Usage
+from ..core import Usage
 from ..observability import logger, metrics
 from ..services import Services
 from . import protocol

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import aws
 from ..errors import CrossoverError, ModelInputRejected, ModelTimeout, ModelUnavailable, Throttled, ValidationFailed
-from ..meter.pricing import Usage
+from ..core import Usage
 from . import ModelTurn
 
 if TYPE_CHECKING:  # botocore is imported on first use: it costs ~70 ms of cold start

@@ -138,6 +138,15 @@ def test_query_reads_one_partition_in_sort_key_order(t: Table) -> None:
     assert [i["sk"] for i in t.query("tenant", prefix="conv#a#turn#", consistent=True)] == ["conv#a#turn#000001", "conv#a#turn#000002"]
     assert [i["sk"] for i in t.query("tenant", descending=True, limit=2)] == ["tool#x", "conv#b"]
     assert t.query("nobody") == []
+    assert t.query("tenant", prefix="conv#b", attributes=["pk", "sk"]) == [{"pk": "tenant", "sk": "conv#b"}]
+
+
+def test_delete_many_deletes_past_one_batch(t: Table) -> None:
+    for n in range(60):
+        t.put({"pk": "p", "sk": f"{n:03d}", "v": n})
+    t.put({"pk": "q", "sk": "000"})
+    t.delete_many([{"pk": "p", "sk": f"{n:03d}"} for n in range(60)] + [{"pk": "p", "sk": "never-written"}])
+    assert t.query("p") == [] and t.get({"pk": "q", "sk": "000"}) is not None
 
 
 def test_query_reads_every_page(make) -> None:

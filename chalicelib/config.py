@@ -83,6 +83,7 @@ class Settings:
     kms_key_id: str
     report_days: int
     routing_mode: str
+    job_routing_mode: str
     self_hosted_endpoint: str
     self_hosted_model: str
     self_hosted_timeout_s: float
@@ -160,6 +161,8 @@ def get_settings() -> Settings:
         kms_key_id=os.environ.get("KMS_KEY_ID", ""),
         report_days=_env_int("REPORT_DAYS", 30),
         routing_mode=os.environ.get("ROUTING_MODE", "bedrock"),
+        # Jobs start on the Batch GPU path (and fall back by themselves) unless a tenant's mode says otherwise.
+        job_routing_mode=os.environ.get("JOB_ROUTING_MODE", "self_hosted"),
         self_hosted_endpoint=os.environ.get("SELF_HOSTED_ENDPOINT", ""),
         self_hosted_model=os.environ.get("SELF_HOSTED_MODEL", DEFAULT_SELF_HOSTED_MODEL),
         # Seed 002: fall back to Bedrock when a self-hosted call passes 120 s.

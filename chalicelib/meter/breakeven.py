@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 
+from typing_extensions import TypedDict
+
 from .catalog import GpuInstance, OpsInputs, TokenPrice
 from .pricing import (
     HOURS_PER_MONTH,
@@ -178,6 +180,16 @@ def self_hosted_monthly_cost(traffic: Traffic, option: SelfHostedOption, overhea
     )
 
 
+# BreakEven as JSON (volumes as strings of whole tokens a month); a range is {"from", "to"}, "to" None: and above.
+Ranges = TypedDict("Ranges", {
+    "first_tokens_per_month": str | None,
+    "self_hosted_cheaper": list[dict[str, str | None]],
+    "bedrock_cheaper_again": list[dict[str, str | None]],
+    "stays_cheaper_from": str | None,
+    "searched_up_to": str,
+})
+
+
 @dataclass(frozen=True)
 class BreakEven:
     """Where self-hosting costs no more than Bedrock, as half-open volume ranges [start, end) in tokens
@@ -205,7 +217,7 @@ class BreakEven:
     def self_hosted_wins_at(self, tokens: int) -> bool:
         return any(start <= tokens and (end is None or tokens < end) for start, end in self.self_hosted_wins)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> Ranges:
         def pair(start: int, end: int | None) -> dict[str, str | None]:
             return {"from": str(start), "to": None if end is None else str(end)}
         return {"first_tokens_per_month": None if self.first is None else str(self.first),

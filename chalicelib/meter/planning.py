@@ -11,9 +11,12 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Mapping
 
+from typing_extensions import TypedDict
+
 from ..defaults import DEFAULT_BEDROCK_MODEL, DEFAULT_BREAKEVEN_INSTANCE, DEFAULT_SELF_HOSTED_MODEL
 from .breakeven import (
     FleetShape,
+    Ranges,
     SelfHostedOption,
     Traffic,
     bedrock_monthly_cost,
@@ -122,7 +125,61 @@ def option_for(scenario: Scenario, catalog: PriceCatalog) -> tuple[SelfHostedOpt
     return SelfHostedOption(instance, capacity, ops, fleet_shape(catalog, instance, scenario.fleet)), model, instance_name, why, equivalent
 
 
-def analyse(scenario: Scenario, catalog: PriceCatalog) -> dict[str, Any]:
+class ComparedPair(TypedDict):
+    bedrock: str
+    self_hosted: str
+    equivalent_quality: bool | None  # False: a weaker stand-in; None: chosen by the caller
+    why: str
+
+
+class SelfHostedSide(TypedDict):
+    model: str
+    instance: str
+    tokens_per_second: str
+    usd_per_mtok_at_full_use: str
+    instances: int
+    gpu_hours: str
+    min_instances: int
+    spot_share: str
+    blended_usd_per_hour: str
+    gpu_usd: str
+    setup_usd: str
+    maintenance_usd: str
+    incident_usd: str
+    overhead_usd: str
+
+
+class Analysis(TypedDict):
+    """One scenario's break-even numbers, JSON-ready (money and volumes as decimal strings)."""
+
+    catalog_version: str
+    tokens_per_month: str
+    bedrock_model: str
+    pair: ComparedPair
+    self_hosted: SelfHostedSide
+    bedrock_overhead_usd: str
+    bedrock_monthly_usd: str
+    self_hosted_monthly_usd: str
+    breakeven_tokens_per_month: str | None
+    breakeven_ranges: Ranges
+    self_hosted_cheaper_now: bool
+    recommendation: str
+    reasons: list[str]
+    numbers: dict[str, str]
+
+
+class SensitivityRow(TypedDict):
+    traffic_factor: str
+    gpu_price_factor: str
+    tokens_per_month: str
+    bedrock_monthly_usd: str
+    self_hosted_monthly_usd: str
+    breakeven_tokens_per_month: str | None
+    self_hosted_cheaper: bool
+    recommendation: str
+
+
+def analyse(scenario: Scenario, catalog: PriceCatalog) -> Analysis:
     """The numbers behind the recommendation for one scenario, as JSON-ready strings."""
     if scenario.fleet is None:  # the deployment's own fleet (the deploy sets these variables on every Lambda)
         scenario = replace(scenario, fleet=FleetConfig.from_env())
@@ -176,7 +233,7 @@ def analyse(scenario: Scenario, catalog: PriceCatalog) -> dict[str, Any]:
 
 
 def sensitivity(scenario: Scenario, catalog: PriceCatalog, traffic_factors: tuple[Decimal, ...] = (Decimal("0.5"), Decimal(1), Decimal("1.5")),
-                gpu_factors: tuple[Decimal, ...] = (Decimal("0.7"), Decimal(1), Decimal("1.3"))) -> list[dict[str, Any]]:
+                gpu_factors: tuple[Decimal, ...] = (Decimal("0.7"), Decimal(1), Decimal("1.3"))) -> list[SensitivityRow]:
     """The decision under traffic x GPU-price changes (issue: traffic +-50%, GPU price +-30%)."""
     from dataclasses import replace
 

@@ -104,6 +104,7 @@ class Job(BaseModel):
     created_at: str
     updated_at: str
     execution_arn: str | None = None
+    route: str | None = None  # where the router sent it at submit: "self_hosted" (Batch GPU) or "bedrock"
     # The GPU path: the Batch job of the current attempt and the task token it answers.
     backend: str | None = None
     batch_job_id: str | None = None

@@ -205,8 +205,14 @@ class JobSteps:
             metrics.add_metric(name="JobItemFallbacks", unit="Count", value=len(message.items))
             self.workflow.succeed(message.task_token, {"chunks": chunks, "reason": protocol.WORKER_ITEMS_FAILED})
             return
-        self._terminate(job.batch_job_id, "Falling back to Bedrock.")  # no GPU spend after this point
         reason = str((message.error or {}).get("Error", "unknown"))
+        if reason == protocol.ROUTE_BEDROCK:  # routed there at submit: the Bedrock path is the plan, not a fallback
+            chunks = plan_chunks(job.items, size)
+            self.store.update(job.job_id, {"backend": "bedrock"})
+            logger.info("job.routed_to_bedrock", extra={"trace_id": message.trace_id, "job_id": job.job_id, "chunks": len(chunks)})
+            self.workflow.succeed(message.task_token, {"chunks": chunks, "reason": reason})
+            return
+        self._terminate(job.batch_job_id, "Falling back to Bedrock.")  # no GPU spend after this point
         if job.batch_job_id and reason in ("States.Timeout", "States.HeartbeatTimeout") and self.batch.status(job.batch_job_id) in NEVER_STARTED:
             reason = protocol.BATCH_NO_CAPACITY  # never started: no GPU capacity in time
         chunks = plan_chunks(job.items, size)

@@ -88,20 +88,21 @@ class JobService:
             if existing["status"] == JobStatus.QUEUED and not existing.get("execution_arn"):
                 # An earlier attempt stored the job, then failed to start its workflow (Step Functions
                 # unavailable): start it now. The execution is named after the job, so this is idempotent.
-                self._start_execution(job_id, existing["trace_id"], bool(existing.get("fallback", True)))
+                self._start_execution(job_id, existing["trace_id"], bool(existing.get("fallback", True)), existing.get("route", "self_hosted"))
             return JobAccepted(job_id=job_id, status=existing["status"]).model_dump()
         input_key = storage.tenant_key("inputs", tenant.tenant, job_id, "input.jsonl")
         storage.put_text(settings.data_bucket, input_key, storage.jsonl([{"prompt": p} for p in prompts]), settings.kms_key_id, tenant.tenant)
+        route = self.services.router.route_job(tenant.tenant, trace_id)  # bedrock mode: straight to the Bedrock path
         created = now_iso()
         record = {
             "job_id": job_id, "tenant": tenant.tenant, "status": JobStatus.QUEUED, "kind": request.kind, "items": len(prompts),
             "model": request.model or settings.default_model, "system": request.system or "", "max_tokens": request.max_tokens,
-            "fallback": request.fallback, "input_key": input_key, "trace_id": trace_id, "source": source,
+            "fallback": request.fallback, "route": route.backend, "input_key": input_key, "trace_id": trace_id, "source": source,
             "created_at": created, "updated_at": created,
         }
         if not self.store.create(record):  # a concurrent duplicate won the race
             return JobAccepted(job_id=job_id, status=self.store.get(job_id)["status"]).model_dump()  # type: ignore[index]
-        self._start_execution(job_id, trace_id, request.fallback)
+        self._start_execution(job_id, trace_id, request.fallback, route.backend)
         logger.info("job.submitted", extra={"trace_id": trace_id, "tenant": tenant.tenant, "job_id": job_id, "items": len(prompts),
                                             "kind": request.kind, "source": source})
         metrics.add_metric(name="JobsSubmitted", unit="Count", value=1)
@@ -123,11 +124,12 @@ class JobService:
             raise
         return read_prompts(text)
 
-    def _start_execution(self, job_id: str, trace_id: str, fallback: bool) -> None:
+    def _start_execution(self, job_id: str, trace_id: str, fallback: bool, route: str = "self_hosted") -> None:
         sfn = aws.client("stepfunctions")
         try:
             sfn.start_execution(stateMachineArn=self.state_machine_arn(), name=job_id,
-                                input=json.dumps({"job_id": job_id, "trace_id": trace_id, "fallback": fallback, "resumes": {"count": 0}}),
+                                input=json.dumps({"job_id": job_id, "trace_id": trace_id, "fallback": fallback, "route": route,
+                                                  "resumes": {"count": 0}}),
                                 traceHeader=trace_id[:256])
         except sfn.exceptions.ExecutionAlreadyExists:
             pass  # same name, same job: the idempotent resubmission case
@@ -379,8 +381,11 @@ class JobService:
         size = self.chunk_size()
         chunks = [{"index": n, "start": start, "end": min(start + size, job["items"])} for n, start in enumerate(range(0, job["items"], size))]
         self.store.update(job["job_id"], {"backend": "bedrock", "fallback_reason": reason})
-        logger.warning("job.fallback", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "reason": reason, "chunks": len(chunks)})
-        metrics.add_metric(name="JobFallbacks", unit="Count", value=1)
+        if reason == protocol.ROUTED_TO_BEDROCK:  # the router's choice, not a GPU failure: not counted as a fallback
+            logger.info("job.routed_to_bedrock", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "chunks": len(chunks)})
+        else:
+            logger.warning("job.fallback", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "reason": reason, "chunks": len(chunks)})
+            metrics.add_metric(name="JobFallbacks", unit="Count", value=1)
         self._answer(message.task_token, {"chunks": chunks, "reason": reason})
 
     def _plan_item_fallback(self, message: StepMessage, job: dict[str, Any], items: list[int]) -> None:

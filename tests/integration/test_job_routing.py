@@ -28,7 +28,7 @@ def test_a_bedrock_mode_tenants_job_runs_on_bedrock_without_a_batch_job(jobs_cli
         drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED")
     record = job_record(job_id)
     assert record["route"] == "bedrock" and record["backend"] == "bedrock" and record["fallback_reason"] == "Routing.Bedrock"
-    assert "batch_job_id" not in record and batch_jobs_for(job_id) == []
+    assert record["batch_job_id"] is None and batch_jobs_for(job_id) == []
     assert [row["output"] for row in result_rows(record)] == ["bedrock says a", "bedrock says b", "bedrock says c"]
     rows = [row for row in ledger_items() if row["request_id"]["S"].startswith(job_id)]
     assert len(rows) == 3 and all(row["backend"]["S"] == "bedrock" for row in rows)

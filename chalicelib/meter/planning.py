@@ -136,6 +136,7 @@ class SelfHostedSide(TypedDict):
     model: str
     instance: str
     tokens_per_second: str
+    deployed_instance_types: list[str]  # what Batch launches (GPU_INSTANCE_TYPES); empty: not known here
     usd_per_mtok_at_full_use: str
     instances: int
     gpu_hours: str

@@ -98,13 +98,15 @@ class Job(BaseModel):
     system: str = ""
     max_tokens: int
     fallback: bool = True
+    # Where the router sent the job at submit (chalicelib/router.py: route_job): "self_hosted" starts on the GPU,
+    # "bedrock" goes straight to the Bedrock path (the ASL's Route choice).
+    route: str = "self_hosted"
     input_key: str
     trace_id: str = ""
     source: str = "api"
     created_at: str
     updated_at: str
     execution_arn: str | None = None
-    route: str | None = None  # where the router sent it at submit: "self_hosted" (Batch GPU) or "bedrock"
     # The GPU path: the Batch job of the current attempt and the task token it answers.
     backend: str | None = None
     batch_job_id: str | None = None

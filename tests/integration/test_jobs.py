@@ -427,19 +427,3 @@ def test_items_the_gpu_failed_fall_back_to_bedrock_alone_and_merge_into_the_resu
     drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")
     model.server.shutdown()
 
-
-def test_a_tenant_routed_to_bedrock_runs_its_job_there_without_a_gpu_job(jobs_client, pump):
-    from chalicelib.services import get_services
-    from chalicelib.tenant_settings import TenantSettings
-
-    get_services().router.tenant_settings.put("dev", TenantSettings(routing_mode="bedrock"))
-    with Stubber(get_services().backends["bedrock"]._client) as stub:
-        stub.add_response("converse", converse_text("straight from bedrock", 10, 2))
-        job_id = submit(jobs_client, ["a"])
-        drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED", timeout_s=30)
-    record = job_record(job_id)
-    assert record["route"] == "bedrock" and record["backend"] == "bedrock" and record["batch_job_id"] is None
-    assert record["fallback_reason"] is None  # the plan, not a fallback
-    assert [row["output"] for row in result_rows(record)] == ["straight from bedrock"]
-    assert not boto3.client("batch").list_jobs(jobQueue=get_services().settings.batch_job_queue, jobStatus="SUBMITTED")["jobSummaryList"]
-    drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")

@@ -128,8 +128,8 @@ def test_the_worker_image_ships_every_chalicelib_module_the_worker_imports():
 
 def test_a_job_routed_to_bedrock_skips_the_gpu_states_and_plans_the_bedrock_path():
     states = _asl()["States"]
-    assert _asl()["StartAt"] == "ChooseRoute"
-    (rule,) = states["ChooseRoute"]["Choices"]
-    assert rule["Next"] == "RoutedToBedrock" and states["ChooseRoute"]["Default"] == "RunOnGpu"
+    assert _asl()["StartAt"] == "Route"
+    assert {rule["Next"] for rule in states["Route"]["Choices"]} == {"RunOnGpu", "RoutedToBedrock"}
+    assert states["Route"]["Default"] == "RunOnGpu"
     routed = states["RoutedToBedrock"]
-    assert routed["Result"]["Error"] == protocol.ROUTE_BEDROCK and routed["Next"] == "PlanFallback"
+    assert routed["Result"]["Error"] == protocol.ROUTED_TO_BEDROCK and routed["Next"] == "PlanFallback"

@@ -205,8 +205,8 @@ class JobSteps:
             metrics.add_metric(name="JobItemFallbacks", unit="Count", value=len(message.items))
             self.workflow.succeed(message.task_token, {"chunks": chunks, "reason": protocol.WORKER_ITEMS_FAILED})
             return
-        reason = str((message.error or {}).get("Error", "unknown"))
         self._terminate(job.batch_job_id, "Falling back to Bedrock.")  # no GPU spend after this point
+        reason = str((message.error or {}).get("Error", "unknown"))
         if job.batch_job_id and reason in ("States.Timeout", "States.HeartbeatTimeout") and self.batch.status(job.batch_job_id) in NEVER_STARTED:
             reason = protocol.BATCH_NO_CAPACITY  # never started: no GPU capacity in time
         chunks = plan_chunks(job.items, size)

@@ -426,4 +426,3 @@ def test_items_the_gpu_failed_fall_back_to_bedrock_alone_and_merge_into_the_resu
     assert metered[0] == f"{job_id}#fallback#1" and len(metered) == 2 and metered[1].startswith(f"{job_id}#gpu")  # one GPU attempt
     drive(pump, lambda: execution_status(job_id) == "SUCCEEDED")
     model.server.shutdown()
-

@@ -35,6 +35,7 @@ from .pricing import (
     ops_monthly_usd,
     traffic_usd,
     usd_per_token,
+    warm_premium_month_usd,
 )
 
 __all__ = ["Traffic", "FleetShape", "Overheads", "NO_OVERHEADS", "SelfHostedOption", "SelfHostedCost", "CostLines", "BreakEven",
@@ -151,7 +152,7 @@ def cost_lines(traffic: Traffic, price: TokenPrice, option: SelfHostedOption, ov
     return CostLines(
         bedrock_per_token=Fraction(usd_per_token(traffic, price)) + per_request * Fraction(overheads.bedrock_usd_per_request),
         self_hosted_per_token=per_request * Fraction(overheads.self_hosted_usd_per_request),
-        fixed=ops_fixed_exact(ops),
+        fixed=ops_fixed_exact(ops) + Fraction(warm_premium_month_usd(option.instance, option.fleet)),
         per_instance=Fraction(instance_month_usd(option.instance, option.fleet)),
         tokens_per_instance=usable / weight if weight > 0 else None,
         min_instances=option.fleet.min_instances,
@@ -171,7 +172,7 @@ def self_hosted_monthly_cost(traffic: Traffic, option: SelfHostedOption, overhea
         instances=instances,
         gpu_hours=HOURS_PER_MONTH * instances,
         blended_usd_per_hour=blended_hourly_price(option.instance, option.fleet),
-        gpu_usd=instances * instance_month_usd(option.instance, option.fleet),
+        gpu_usd=instances * instance_month_usd(option.instance, option.fleet) + warm_premium_month_usd(option.instance, option.fleet),
         setup_usd=ops.setup_usd,
         maintenance_usd=ops.maintenance_usd,
         incident_usd=ops.incident_usd,

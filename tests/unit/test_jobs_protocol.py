@@ -124,3 +124,12 @@ def test_the_worker_image_ships_every_chalicelib_module_the_worker_imports():
     # ...and nothing the image ships from chalicelib pulls in more of it.
     for path in wanted:
         assert not {n for n in _imports(path) if n.startswith("chalicelib") and n != "chalicelib.jobs.protocol"}, path
+
+
+def test_a_job_routed_to_bedrock_skips_the_gpu_states_and_plans_the_bedrock_path():
+    states = _asl()["States"]
+    assert _asl()["StartAt"] == "Route"
+    assert {rule["Next"] for rule in states["Route"]["Choices"]} == {"RunOnGpu", "RoutedToBedrock"}
+    assert states["Route"]["Default"] == "RunOnGpu"
+    routed = states["RoutedToBedrock"]
+    assert routed["Result"]["Error"] == protocol.ROUTED_TO_BEDROCK and routed["Next"] == "PlanFallback"

@@ -98,6 +98,9 @@ class Job(BaseModel):
     system: str = ""
     max_tokens: int
     fallback: bool = True
+    # Where the router sent the job at submit (chalicelib/router.py: route_job): "self_hosted" starts on the GPU,
+    # "bedrock" goes straight to the Bedrock path (the ASL's Route choice).
+    route: str = "self_hosted"
     input_key: str
     trace_id: str = ""
     source: str = "api"

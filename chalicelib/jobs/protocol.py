@@ -26,6 +26,8 @@ JOB_MISSING = "Job.Missing"
 JOB_SUPERSEDED = "Job.Superseded"               # the job changed under a step (the step's write was refused)
 JOB_ITEMS_FAILED = "Job.ItemsFailed"
 MODEL_THROTTLED = "Model.Throttled"
+# Not a failure: the router sent the job straight to Bedrock (the workflow's RoutedToBedrock state sets it).
+ROUTED_TO_BEDROCK = "Routing.Bedrock"
 
 # What Step Functions answers for a token nobody waits on any more (timed out, cancelled, answered).
 STALE_TOKEN_ERRORS = frozenset({"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"})

@@ -70,10 +70,12 @@ class JobService:
             return JobAccepted(job_id=job_id, status=existing.status).model_dump()
         input_key = storage.tenant_key("inputs", tenant.tenant, job_id, "input.jsonl")
         storage.put_text(settings.data_bucket, input_key, storage.jsonl([{"prompt": p} for p in prompts]), settings.kms_key_id, tenant.tenant)
+        route = self.services.router.route_job(tenant.tenant, trace_id)  # bedrock mode: straight to the Bedrock path
         created = now_iso()
         job = Job(job_id=job_id, tenant=tenant.tenant, status=JobStatus.QUEUED, kind=request.kind, items=len(prompts),
                   model=request.model or settings.default_model, system=request.system or "", max_tokens=request.max_tokens,
-                  fallback=request.fallback, input_key=input_key, trace_id=trace_id, source=source, created_at=created, updated_at=created)
+                  fallback=request.fallback, route=route.backend, input_key=input_key, trace_id=trace_id, source=source,
+                  created_at=created, updated_at=created)
         if not self.store.create(job):  # a concurrent duplicate won the race
             winner = self.store.get(job_id)
             return JobAccepted(job_id=job_id, status=winner.status if winner else JobStatus.QUEUED).model_dump()
@@ -85,7 +87,7 @@ class JobService:
 
     def _start_execution(self, job: Job) -> None:
         arn = self.workflow.start(job.job_id, {"job_id": job.job_id, "trace_id": job.trace_id, "fallback": job.fallback,
-                                               "resumes": {"count": 0}}, job.trace_id)
+                                               "route": job.route, "resumes": {"count": 0}}, job.trace_id)
         # A fact about the job whatever its state (a cancel may have raced this start): recorded in any state.
         self.store.update(job.job_id, {"execution_arn": arn}, when=frozenset(JobStatus))
 

@@ -211,8 +211,11 @@ class JobSteps:
             reason = protocol.BATCH_NO_CAPACITY  # never started: no GPU capacity in time
         chunks = plan_chunks(job.items, size)
         self.store.update(job.job_id, {"backend": "bedrock", "fallback_reason": reason})
-        logger.warning("job.fallback", extra={"trace_id": message.trace_id, "job_id": job.job_id, "reason": reason, "chunks": len(chunks)})
-        metrics.add_metric(name="JobFallbacks", unit="Count", value=1)
+        if reason == protocol.ROUTED_TO_BEDROCK:  # the router's choice, not a GPU failure: not counted as a fallback
+            logger.info("job.routed_to_bedrock", extra={"trace_id": message.trace_id, "job_id": job.job_id, "chunks": len(chunks)})
+        else:
+            logger.warning("job.fallback", extra={"trace_id": message.trace_id, "job_id": job.job_id, "reason": reason, "chunks": len(chunks)})
+            metrics.add_metric(name="JobFallbacks", unit="Count", value=1)
         self.workflow.succeed(message.task_token, {"chunks": chunks, "reason": reason})
 
     def fallback_chunk(self, message: StepMessage, job: Job) -> None:

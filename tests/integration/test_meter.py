@@ -14,7 +14,7 @@ import pytest
 
 from chalicelib.errors import BudgetExceeded
 from chalicelib.meter.ledger import LedgerEntry
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from tests.conftest import OPS_KEY, converse_text, ledger_items, post_json
 
 SONNET = "anthropic.claude-3-sonnet-20240229-v1:0"

@@ -27,7 +27,7 @@ class InstantBedrock:
 
     def converse(self, model_id: str, messages: Any, system: Any, tool_config: Any, max_tokens: int, timeout_s: Any = None,
                  inference: Any = None) -> Any:
-        from chalicelib.meter.pricing import Usage
+        from chalicelib.core import Usage
         from chalicelib.models import ModelTurn
 
         return ModelTurn([{"text": "ok"}], "end_turn", Usage(input_tokens=20, output_tokens=3))

@@ -32,7 +32,7 @@ def ledger_writes_alone(count: int) -> list[float]:
     from decimal import Decimal
 
     from chalicelib.meter.ledger import LedgerEntry
-    from chalicelib.meter.pricing import Usage
+    from chalicelib.core import Usage
     from chalicelib.services import get_services
 
     ledger = get_services().ledger

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..errors import CrossoverError
-from ..meter.pricing import Usage
+from ..core import Usage
 from ..table import ConditionFailed, IncompleteBatch, InMemoryTable, Put, Table, TransactionConflict, attr, open_table, transact
 
 

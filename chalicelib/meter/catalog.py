@@ -230,25 +230,6 @@ class PriceCatalog(BaseModel):
         scopes = [s for s in (scope, region, _REGION_GEOGRAPHY.get((region or "").split("-")[0])) if s]
         return price.for_scope(*scopes)
 
-    def self_hosted_price(self, served_as: str) -> TokenPrice | None:
-        """Per-token price of a self-hosted model: its instance's on-demand $/h at the measured capacity
-        (the marginal cost of a busy GPU; idle capacity and ops are in the break-even report)."""
-        from .breakeven import cost_per_million_tokens, output_equivalent_per_second
-
-        for name, model in self.self_hosted_models.items():
-            if model.served_as != served_as:
-                continue
-            instance = self.gpu_instances.get(model.instance)
-            measurement = self.throughput_for(name, model.instance)
-            if instance is None or measurement is None or measurement.instance not in self.gpu_instances:
-                return None
-            capacity = output_equivalent_per_second(measurement, self.gpu_instances[measurement.instance], self.ops.input_token_weight)
-            output = cost_per_million_tokens(instance.on_demand_per_hour, capacity)
-            return TokenPrice(input_per_mtok=output * self.ops.input_token_weight, output_per_mtok=output,
-                              cache_read_per_mtok=output * self.ops.cache_read_token_weight,
-                              source=f"derived: {model.instance} on-demand price at measured throughput", as_of=model.as_of)
-        return None
-
     def pair_for(self, model_id: str) -> ModelPair | None:
         """The equivalent-quality open-weights pair of a Bedrock model (profile ids and ARNs resolve)."""
         base = self.resolve(model_id)

@@ -14,9 +14,9 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core import Usage
 from ..dynamo import number  # noqa: F401  (re-exported: callers format money for DynamoDB with it)
 from ..table import ConditionFailed, Put, Table, Update, attr, open_table, transact
-from .pricing import Usage
 
 DEFAULT_SHARDS = 8
 

@@ -14,7 +14,7 @@ from chalicelib.meter.alerts import AlertsConfig, BudgetAlerts
 from chalicelib.meter.budgets import Budgets
 from chalicelib.meter.decisions import DecisionStore
 from chalicelib.meter.ledger import Ledger, LedgerEntry
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from chalicelib.meter.recommendation import Assessment, DecisionState
 from chalicelib.table import InMemoryTable
 

@@ -7,7 +7,8 @@ import pytest
 
 from chalicelib.config import get_settings
 from chalicelib.meter.catalog import base_model_id, load_catalog
-from chalicelib.meter.pricing import Usage, price_usage
+from chalicelib.core import Usage
+from chalicelib.meter.pricing import price_usage
 
 CATALOG = load_catalog(get_settings().price_catalog_path)
 

@@ -8,7 +8,7 @@ import pytest
 from chalicelib.auth import TenantStore, hash_api_key
 from chalicelib.conversations.store import Conversation, ConversationConflict, InMemoryConversationStore, Turn
 from chalicelib.errors import Unauthenticated
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from chalicelib.table import InMemoryTable
 
 

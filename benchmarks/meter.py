@@ -28,7 +28,7 @@ def write_cost() -> None:
     from moto import mock_aws
 
     from chalicelib.meter.ledger import LedgerEntry
-    from chalicelib.meter.pricing import Usage
+    from chalicelib.core import Usage
     from chalicelib.services import get_services, reset_services
     from devstack.bootstrap import bootstrap
 

@@ -27,12 +27,34 @@ def _to_plain(value: Any) -> Any:
     return value
 
 
+def number(value: Decimal | int) -> str:
+    """A DynamoDB number in plain notation with no trailing zeros ("0", never "0E-8" or "0.00000000",
+    whose sums moto renders in exponent form and then refuses; str(Decimal) gives exponents below 1e-6)."""
+    return format(value.normalize(), "f") if isinstance(value, Decimal) else str(value)
+
+
+def _plain_numbers(typed: dict[str, Any]) -> dict[str, Any]:
+    """boto3's serialised value with every number written by `number`."""
+    (kind, inner), = typed.items()
+    if kind == "N":
+        return {"N": number(Decimal(inner))}
+    if kind == "NS":
+        return {"NS": [number(Decimal(v)) for v in inner]}
+    if kind == "M":
+        return {"M": {k: _plain_numbers(v) for k, v in inner.items()}}
+    if kind == "L":
+        return {"L": [_plain_numbers(v) for v in inner]}
+    return typed
+
+
 def to_item(values: dict[str, Any]) -> dict[str, Any]:
     """A plain dict as a DynamoDB item; None values are left out."""
-    from boto3.dynamodb.types import TypeSerializer
+    return {k: to_value(v) for k, v in values.items() if v is not None}
 
-    serializer = TypeSerializer()
-    return {k: serializer.serialize(_to_decimal(v)) for k, v in values.items() if v is not None}
+
+def plain(value: Any) -> Any:
+    """Decimals back to int or float (recursively), for records that leave through the API."""
+    return _to_plain(value)
 
 
 def from_item(item: dict[str, Any], plain: bool = True) -> dict[str, Any]:
@@ -48,4 +70,4 @@ def to_value(value: Any) -> dict[str, Any]:
     """One attribute value (for update expressions)."""
     from boto3.dynamodb.types import TypeSerializer
 
-    return TypeSerializer().serialize(_to_decimal(value))
+    return _plain_numbers(TypeSerializer().serialize(_to_decimal(value)))

@@ -7,9 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..api_schemas import MODEL_ID_PATTERN
+from .lifecycle import JobStatus
 
-JobStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]
-TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 MAX_INLINE_BYTES = 256 * 1024
 _S3_URI = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/(?P<key>[^\s]{1,1024})$")
 
@@ -57,12 +56,16 @@ def parse_s3_uri(uri: str) -> tuple[str, str]:
 
 
 class JobAccepted(BaseModel):
+    model_config = ConfigDict(use_enum_values=True)
+
     job_id: str
     status: JobStatus
 
 
 class JobView(BaseModel):
     """What GET /v1/jobs/{id} answers."""
+
+    model_config = ConfigDict(use_enum_values=True)
 
     job_id: str
     status: JobStatus

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -22,16 +22,18 @@ from ..auth import Tenant
 from ..errors import CrossoverError, NotFound, Throttled, ValidationFailed
 from ..meter.gpu_cost import BatchAttempts, FinalAttempt, meter_gpu_attempts
 from ..meter.ledger import LedgerEntry
-from ..meter.pricing import Usage, price_usage
+from ..core import Usage
+from ..meter.pricing import price_usage
 from ..observability import logger, metrics
 from ..services import Services
-from .models import TERMINAL, JobAccepted, JobRequest, JobView, StepMessage, WorkerReport, parse_s3_uri
+from . import protocol
+from .lifecycle import JobStatus, StaleJobState, is_terminal
+from .models import JobAccepted, JobRequest, JobView, StepMessage, WorkerReport, parse_s3_uri
 from .policy import job_outcome, watch_action
 from .store import JobStore, now_iso
 from .timing import fallback_chunk_size, runtime_gpu_timeouts
 
 INPUT_AREAS = ("inputs", "incoming")  # where a tenant may point input_uri (its own prefix only)
-_STALE_TOKEN_ERRORS = ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist")
 
 
 def job_id_for(tenant: str, idempotency_key: str | None) -> str:
@@ -83,7 +85,7 @@ class JobService:
         job_id = job_id_for(tenant.tenant, idempotency_key)
         existing = self.store.get(job_id)
         if existing:
-            if existing["status"] == "QUEUED" and not existing.get("execution_arn"):
+            if existing["status"] == JobStatus.QUEUED and not existing.get("execution_arn"):
                 # An earlier attempt stored the job, then failed to start its workflow (Step Functions
                 # unavailable): start it now. The execution is named after the job, so this is idempotent.
                 self._start_execution(job_id, existing["trace_id"], bool(existing.get("fallback", True)))
@@ -92,7 +94,7 @@ class JobService:
         storage.put_text(settings.data_bucket, input_key, storage.jsonl([{"prompt": p} for p in prompts]), settings.kms_key_id, tenant.tenant)
         created = now_iso()
         record = {
-            "job_id": job_id, "tenant": tenant.tenant, "status": "QUEUED", "kind": request.kind, "items": len(prompts),
+            "job_id": job_id, "tenant": tenant.tenant, "status": JobStatus.QUEUED, "kind": request.kind, "items": len(prompts),
             "model": request.model or settings.default_model, "system": request.system or "", "max_tokens": request.max_tokens,
             "fallback": request.fallback, "input_key": input_key, "trace_id": trace_id, "source": source,
             "created_at": created, "updated_at": created,
@@ -103,7 +105,7 @@ class JobService:
         logger.info("job.submitted", extra={"trace_id": trace_id, "tenant": tenant.tenant, "job_id": job_id, "items": len(prompts),
                                             "kind": request.kind, "source": source})
         metrics.add_metric(name="JobsSubmitted", unit="Count", value=1)
-        return JobAccepted(job_id=job_id, status="QUEUED").model_dump()
+        return JobAccepted(job_id=job_id, status=JobStatus.QUEUED).model_dump()
 
     def _prompts_from_uri(self, tenant: str, uri: str) -> list[str]:
         bucket, key = parse_s3_uri(uri)
@@ -129,7 +131,8 @@ class JobService:
                                 traceHeader=trace_id[:256])
         except sfn.exceptions.ExecutionAlreadyExists:
             pass  # same name, same job: the idempotent resubmission case
-        self.store.update(job_id, {"execution_arn": self.execution_arn(job_id)})
+        # A fact about the job whatever its state (a cancel may have raced this start): recorded in any state.
+        self.store.update(job_id, {"execution_arn": self.execution_arn(job_id)}, when=frozenset(JobStatus))
 
     def state_machine_arn(self) -> str:
         if self.settings.state_machine_arn:
@@ -151,7 +154,7 @@ class JobService:
         job = self._owned(tenant, job_id)
         result_url = None
         # A job failed for its failed items still has a result: every item, with its output or error.
-        if job["status"] in ("SUCCEEDED", "FAILED") and job.get("result_key"):
+        if job["status"] in (JobStatus.SUCCEEDED, JobStatus.FAILED) and job.get("result_key"):
             result_url = storage.presigned_get(self.settings.data_bucket, job["result_key"], self.settings.presign_ttl_s)
         return JobView(
             job_id=job_id, status=job["status"], kind=job["kind"], backend=job.get("backend"),
@@ -162,9 +165,15 @@ class JobService:
 
     def cancel(self, tenant: Tenant, job_id: str) -> dict[str, Any]:
         job = self._owned(tenant, job_id)
-        if job["status"] in TERMINAL:
-            return self.view(tenant, job_id)
-        self.store.update(job_id, {"status": "CANCELLED", "error": {"code": "cancelled", "message": "Cancelled by the tenant."}})
+        while not is_terminal(job["status"]):
+            try:
+                self.store.transition(job_id, job["status"], JobStatus.CANCELLED,
+                                      error={"code": "cancelled", "message": "Cancelled by the tenant."})
+                break
+            except StaleJobState:
+                job = self._owned(tenant, job_id)  # it moved on (QUEUED -> RUNNING, or it finished): look again
+        else:
+            return self.view(tenant, job_id)  # finished first (maybe while we tried): nothing left to stop
         sfn = aws.client("stepfunctions")
         try:
             sfn.stop_execution(executionArn=job.get("execution_arn") or self.execution_arn(job_id), error="Job.Cancelled",
@@ -185,13 +194,39 @@ class JobService:
         """Do one workflow step and answer its task token. Raising leaves the message for a retry."""
         job = self.store.get(message.job_id)
         if job is None:
-            self._answer(message.task_token, error=("Job.Missing", f"job {message.job_id} does not exist"))
+            self._answer(message.task_token, error=(protocol.JOB_MISSING, f"job {message.job_id} does not exist"))
             return
-        if job["status"] == "CANCELLED" and message.action != "mark_failed":
-            self._answer(message.task_token, error=("Job.Cancelled", "cancelled by the tenant"))
+        if job["status"] == JobStatus.CANCELLED and message.action != "mark_failed":
+            self._answer(message.task_token, error=(protocol.JOB_CANCELLED, "cancelled by the tenant"))
             return
-        handler = getattr(self, f"_step_{message.action}")
-        handler(message, job)
+        if is_terminal(job["status"]) and message.action not in ("mark_failed", "watch_batch"):
+            # A redelivered step of a finished job (its answer was lost after the record was written): answer
+            # the recorded outcome again; the job itself cannot change any more.
+            logger.info("job.step_after_final", extra={"trace_id": message.trace_id, "job_id": message.job_id,
+                                                       "action": message.action, "status": job["status"]})
+            self._answer_outcome(message.task_token, job)
+            return
+        try:
+            (STEPS.get(message.action) or OWN_STEPS[message.action])(self, message, job)
+        except StaleJobState as exc:
+            # The job changed under this step (a cancel, most often, racing a worker's answer): the step's
+            # write was refused, so nothing of it was recorded. Tell the workflow; it has usually been stopped
+            # already, and then the answer finds a stale token, which is harmless.
+            logger.info("job.step_superseded", extra={"trace_id": message.trace_id, "job_id": message.job_id,
+                                                      "action": message.action, "expected": exc.expected})
+            self._answer(message.task_token, error=(protocol.JOB_CANCELLED if self._cancelled(message.job_id) else protocol.JOB_SUPERSEDED,
+                                                    f"job {message.job_id} changed during {message.action}"))
+
+    def _answer_outcome(self, token: str, job: dict[str, Any]) -> None:
+        if job["status"] == JobStatus.SUCCEEDED:
+            self._answer(token, {"status": "SUCCEEDED", "backend": job.get("backend")})
+        else:
+            error = job.get("error") or {}
+            self._answer(token, error=(str(error.get("code", "Job.Failed")), str(error.get("message", "the job failed"))))
+
+    def _cancelled(self, job_id: str) -> bool:
+        job = self.store.get(job_id)
+        return job is not None and job["status"] == JobStatus.CANCELLED
 
     def _answer(self, token: str, output: dict[str, Any] | None = None, error: tuple[str, str] | None = None) -> None:
         sfn = aws.client("stepfunctions")
@@ -199,10 +234,10 @@ class JobService:
             if error is None:
                 sfn.send_task_success(taskToken=token, output=json.dumps(output or {}, default=str))
             else:
-                sfn.send_task_failure(taskToken=token, error=error[0][:256], cause=error[1][:32768])
+                sfn.send_task_failure(taskToken=token, **protocol.failure(*error))
         except Exception as exc:
-            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
-            if code not in _STALE_TOKEN_ERRORS:
+            code = protocol.stale_token_code(exc)
+            if code is None:
                 raise
             # The workflow moved on (timeout, cancel, or this answer was sent already): harmless.
             logger.info("job.stale_task_token", extra={"code": code})
@@ -213,21 +248,25 @@ class JobService:
         if not self._heartbeat(message.task_token):
             return  # the workflow gave up on this task (redelivered late): no GPU job for a dead token
         settings = self.settings
-        environment = {
-            "JOB_ID": job["job_id"], "TENANT": job["tenant"], "TASK_TOKEN": message.task_token, "TRACE_ID": message.trace_id,
-            "DATA_BUCKET": settings.data_bucket, "INPUT_KEY": job["input_key"],
-            "RESULT_KEY": storage.tenant_key("results", job["tenant"], job["job_id"], "output.jsonl"),
-            "CHECKPOINT_KEY": storage.tenant_key("results", job["tenant"], job["job_id"], "checkpoint.jsonl"),
-            "MAX_TOKENS": str(job["max_tokens"]), "SYSTEM_PROMPT": job.get("system") or "", "KMS_KEY_ID": settings.kms_key_id,
-        }
+        environment = protocol.to_env(protocol.WorkerJob(
+            job_id=job["job_id"], tenant=job["tenant"], task_token=message.task_token, trace_id=message.trace_id,
+            bucket=settings.data_bucket, input_key=job["input_key"],
+            result_key=storage.tenant_key("results", job["tenant"], job["job_id"], "output.jsonl"),
+            checkpoint_key=storage.tenant_key("results", job["tenant"], job["job_id"], "checkpoint.jsonl"),
+            max_tokens=int(job["max_tokens"]), system_prompt=job.get("system") or "", kms_key_id=settings.kms_key_id))
         response = aws.client("batch").submit_job(
             jobName=f"crossover-{job['job_id']}", jobQueue=settings.batch_job_queue, jobDefinition=settings.batch_job_definition,
             containerOverrides={"environment": [{"name": k, "value": v} for k, v in environment.items()]},
             tags={"crossover:tenant": job["tenant"], "crossover:job": job["job_id"]},
         )
-        self.store.update(job["job_id"], {"status": "RUNNING", "backend": "self_hosted", "batch_job_id": response["jobId"],
-                                          "task_token": message.task_token, "submitted_attempt": message.attempt,
-                                          "attempts": int(job.get("attempts", 0)) + 1, "batch_submitted_at": time.time(), "watch": 0})
+        try:
+            self.store.transition(job["job_id"], job["status"], JobStatus.RUNNING, backend="self_hosted", batch_job_id=response["jobId"],
+                                  task_token=message.task_token, submitted_attempt=message.attempt,
+                                  attempts=int(job.get("attempts", 0)) + 1, batch_submitted_at=time.time(), watch=0)
+        except StaleJobState:
+            # Cancelled while we submitted: the cancel could not see this Batch job, so stop it here (no GPU spend).
+            self._terminate_batch({"batch_job_id": response["jobId"]}, "Cancelled by the tenant.")
+            raise
         logger.info("job.batch_submitted", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "batch_job_id": response["jobId"]})
         self._schedule_watch(message, response["jobId"], 0)
 
@@ -240,7 +279,7 @@ class JobService:
             sfn.send_task_heartbeat(taskToken=token)
             return True
         except Exception as exc:
-            if getattr(exc, "response", {}).get("Error", {}).get("Code") in _STALE_TOKEN_ERRORS:
+            if protocol.stale_token_code(exc) is not None:
                 return False
             raise
 
@@ -258,7 +297,7 @@ class JobService:
         return jobs[0]["status"] if jobs else None
 
     def _step_watch_batch(self, message: StepMessage, job: dict[str, Any]) -> None:
-        if (job["status"] in TERMINAL or job.get("batch_job_id") != message.batch_job_id or job.get("task_token") != message.task_token
+        if (is_terminal(job["status"]) or job.get("batch_job_id") != message.batch_job_id or job.get("task_token") != message.task_token
                 or int(job.get("watch", 0)) != message.watch):
             return  # a newer attempt, a finished job, or a duplicate of this watch (SQS delivers at least once)
         timeouts = runtime_gpu_timeouts(self.settings)
@@ -271,11 +310,13 @@ class JobService:
             self._terminate_batch(job, f"No GPU capacity in {timeouts.capacity_timeout_s} s.")
             logger.warning("job.no_capacity", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "batch_status": status,
                                                      "waited_s": round(waited)})
-            self._answer(message.task_token, error=("Batch.NoCapacity", f"still {status} after {waited:.0f} s "
+            self._answer(message.task_token, error=(protocol.BATCH_NO_CAPACITY, f"still {status} after {waited:.0f} s "
                                                                         f"(capacity timeout {timeouts.capacity_timeout_s} s)"))
             return
-        if not self.store.update(job["job_id"], {"watch": message.watch + 1}, expect={"watch": message.watch}):
-            return  # another delivery of this watch got here first
+        try:
+            self.store.update(job["job_id"], {"watch": message.watch + 1}, expect={"watch": message.watch})
+        except StaleJobState:
+            return  # another delivery of this watch got here first, or the job finished: that one carries on
         if self._heartbeat(message.task_token):
             self._schedule_watch(message, message.batch_job_id or "", message.watch + 1)
 
@@ -284,7 +325,7 @@ class JobService:
             report = WorkerReport.model_validate(message.result or {})
         except ValidationError as exc:
             # A malformed report will not improve on retry: fail the step (the workflow falls back or fails).
-            self._answer(message.task_token, error=("Worker.BadReport", f"{exc.error_count()} invalid field(s) in the worker's report"))
+            self._answer(message.task_token, error=(protocol.WORKER_BAD_REPORT, f"{exc.error_count()} invalid field(s) in the worker's report"))
             return
         usage = Usage(input_tokens=report.input_tokens, output_tokens=report.output_tokens)
         # Every Batch attempt is metered (the ones that died too), each at its own instance's spot/on-demand price.
@@ -312,14 +353,14 @@ class JobService:
     def _finish(self, job: dict[str, Any], message: StepMessage, fields: dict[str, Any], failed: dict[str, Any]) -> None:
         """SUCCEEDED, or FAILED (Job.ItemsFailed) when too many items failed; the result stays readable either way."""
         status = job_outcome(int(job["items"]), int(failed["count"]), self.settings.job_max_failed_fraction)
-        fields = {**fields, "status": status, "failed_items": failed}
-        if status == "FAILED":
+        fields = {**fields, "failed_items": failed}
+        if status == JobStatus.FAILED:
             fields["error"] = {"code": "Job.ItemsFailed", "message": f"{failed['count']} of {job['items']} items failed "
                                                                      f"(JOB_MAX_FAILED_FRACTION {self.settings.job_max_failed_fraction})"}
-        self.store.update(job["job_id"], fields)
-        if status == "FAILED":
+        self.store.transition(job["job_id"], job["status"], status, **fields)
+        if status == JobStatus.FAILED:
             metrics.add_metric(name="JobsFailed", unit="Count", value=1)
-            self._answer(message.task_token, error=("Job.ItemsFailed", fields["error"]["message"]))
+            self._answer(message.task_token, error=(protocol.JOB_ITEMS_FAILED, fields["error"]["message"]))
             return
         self._answer(message.task_token, {"status": "SUCCEEDED", "backend": fields["backend"]})
         metrics.add_metric(name="JobsSucceeded", unit="Count", value=1)
@@ -334,7 +375,7 @@ class JobService:
         if job.get("batch_job_id") and reason in ("States.Timeout", "States.HeartbeatTimeout"):
             status = aws.client("batch").describe_jobs(jobs=[job["batch_job_id"]])["jobs"]
             if status and status[0]["status"] in ("SUBMITTED", "PENDING", "RUNNABLE"):
-                reason = "Batch.NoCapacity"  # never started: no GPU capacity in time
+                reason = protocol.BATCH_NO_CAPACITY  # never started: no GPU capacity in time
         size = self.chunk_size()
         chunks = [{"index": n, "start": start, "end": min(start + size, job["items"])} for n, start in enumerate(range(0, job["items"], size))]
         self.store.update(job["job_id"], {"backend": "bedrock", "fallback_reason": reason})
@@ -345,10 +386,10 @@ class JobService:
     def _plan_item_fallback(self, message: StepMessage, job: dict[str, Any], items: list[int]) -> None:
         size = self.chunk_size()
         chunks = [{"index": n, "items": items[start:start + size]} for n, start in enumerate(range(0, len(items), size))]
-        self.store.update(job["job_id"], {"fallback_reason": "Worker.ItemsFailed", "fallback_items": len(items)})
+        self.store.update(job["job_id"], {"fallback_reason": protocol.WORKER_ITEMS_FAILED, "fallback_items": len(items)})
         logger.warning("job.item_fallback", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "items": len(items)})
         metrics.add_metric(name="JobItemFallbacks", unit="Count", value=len(items))
-        self._answer(message.task_token, {"chunks": chunks, "reason": "Worker.ItemsFailed"})
+        self._answer(message.task_token, {"chunks": chunks, "reason": protocol.WORKER_ITEMS_FAILED})
 
     def chunk_size(self) -> int:
         """Items per fallback chunk: what fits the job-steps function (timing.fallback_chunk_size);
@@ -373,7 +414,7 @@ class JobService:
         throttled = self._run_fallback_items(message, job, key, price, {i: prompts[i] for i in wanted}, done)
         if throttled:
             # The workflow retries the chunk with backoff; the items finished so far stay done and metered.
-            self._answer(message.task_token, error=("Model.Throttled", "Bedrock throttled the fallback"))
+            self._answer(message.task_token, error=(protocol.MODEL_THROTTLED, "Bedrock throttled the fallback"))
             return
         rows = [done[i] for i in sorted(done)]
         usage = sum((Usage.model_validate(row["usage"]) for row in rows if "usage" in row), Usage())
@@ -453,9 +494,18 @@ class JobService:
         code = str(error.get("Error", "Job.Failed"))
         cause = str(error.get("Cause") or job.get("batch_failure_reason") or "no cause given")
         self._terminate_batch(job, f"Job failed: {code}")
-        self.store.update(job["job_id"], {"status": "FAILED", "error": {"code": code, "message": cause[:2000]}})
-        logger.warning("job.failed", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "code": code})
-        metrics.add_metric(name="JobsFailed", unit="Count", value=1)
+        if is_terminal(job["status"]):
+            # Cancelled (the workflow's stop raced its own failure path) or already failed: the record keeps that.
+            logger.info("job.failed_after_final", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "status": job["status"]})
+        else:
+            try:
+                self.store.transition(job["job_id"], job["status"], JobStatus.FAILED, error={"code": code, "message": cause[:2000]})
+            except StaleJobState:  # cancelled (or moved on) since we read it: the workflow still ends failed
+                logger.info("job.failed_after_final", extra={"trace_id": message.trace_id, "job_id": job["job_id"]})
+                self._answer(message.task_token, {"status": "FAILED"})
+                return
+            logger.warning("job.failed", extra={"trace_id": message.trace_id, "job_id": job["job_id"], "code": code})
+            metrics.add_metric(name="JobsFailed", unit="Count", value=1)
         self._answer(message.task_token, {"status": "FAILED"})
 
     def _meter(self, job: dict[str, Any], record_id: str, model: str, backend: str, kind: str, usage: Usage,
@@ -480,14 +530,32 @@ class JobService:
         if not job or job.get("batch_job_id") != detail.get("jobId") or not job.get("task_token"):
             return "ignored"  # an older attempt, or not ours
         reason = str(detail.get("statusReason") or "Batch job failed")
-        # Kept on the record too: the failure step then has the reason even if the cause is lost on the way.
-        self.store.update(job["job_id"], {"batch_failure_reason": reason[:2000]})
+        try:
+            # Kept on the record too: the failure step then has the reason even if the cause is lost on the way.
+            self.store.update(job["job_id"], {"batch_failure_reason": reason[:2000]})
+        except StaleJobState:
+            return "ignored"  # the job is final already (cancelled, or its fallback finished): nobody waits
         # The instance went away (a spot reclaim, a host failure): the workflow resumes from the worker's
         # checkpoint once (CanResume), as for Worker.Interrupted; Batch itself never retries (one attempt).
-        code = "Batch.HostTerminated" if reason.startswith("Host EC2") else "Batch.JobFailed"
+        code = protocol.BATCH_HOST_TERMINATED if reason.startswith("Host EC2") else protocol.BATCH_JOB_FAILED
         self._answer(job["task_token"], error=(code, reason))
         logger.warning("job.batch_failed", extra={"trace_id": job["trace_id"], "job_id": job["job_id"], "reason": reason[:200]})
         return "failed"
+
+
+Step = Callable[[JobService, StepMessage, dict[str, Any]], None]
+
+# The workflow's steps, keyed by the action names in statemachines/long_job.asl.json (a test keeps them equal).
+STEPS: dict[str, Step] = {
+    "submit_batch": JobService._step_submit_batch,
+    "record_result": JobService._step_record_result,
+    "plan_fallback": JobService._step_plan_fallback,
+    "fallback_chunk": JobService._step_fallback_chunk,
+    "merge_fallback": JobService._step_merge_fallback,
+    "mark_failed": JobService._step_mark_failed,
+}
+# Messages job_steps sends itself on the same queue (not in the state machine): the capacity watch.
+OWN_STEPS: dict[str, Step] = {"watch_batch": JobService._step_watch_batch}
 
 
 def job_service(services: Services) -> JobService:

@@ -11,25 +11,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Mapping
 
+from ..defaults import DEFAULT_BEDROCK_MODEL, DEFAULT_BREAKEVEN_INSTANCE, DEFAULT_SELF_HOSTED_MODEL
 from .breakeven import (
     FleetShape,
-    Overheads,
     SelfHostedOption,
     Traffic,
     bedrock_monthly_cost,
-    cost_per_million_tokens,
     find_breakeven,
-    output_equivalent_per_second,
     peak_factor_from_cv,
     self_hosted_monthly_cost,
 )
-from .catalog import GpuInstance, OpsInputs, PathOverhead, PriceCatalog
+from .catalog import GpuInstance, OpsInputs, PriceCatalog
+from .pricing import cost_per_million_tokens, output_equivalent_per_second, overheads_from_catalog
 from .recommendation import Assessment, assess
-
-DEFAULT_BEDROCK_MODEL = "anthropic.claude-3-sonnet-20240229-v1:0"
-DEFAULT_SELF_HOSTED_MODEL = "qwen3-32b"
-DEFAULT_INSTANCE = "g7e.2xlarge"
-
 
 @dataclass(frozen=True)
 class FleetConfig:
@@ -64,17 +58,6 @@ def fleet_shape(catalog: PriceCatalog, instance: GpuInstance, config: FleetConfi
     return FleetShape(min_instances=warm, spot_share=spot, savings_plan_share=plan)
 
 
-def path_cost(catalog: PriceCatalog, path: PathOverhead) -> Decimal:
-    """$ per request of the serverless path: Lambda requests and GB-seconds, Step Functions transitions."""
-    return (path.lambda_invocations * catalog.lambda_.usd_per_million_requests / Decimal(1_000_000)
-            + path.lambda_gb_seconds * catalog.lambda_.x86_usd_per_gb_second
-            + path.state_transitions * catalog.step_functions.standard_usd_per_1000_transitions / Decimal(1000))
-
-
-def overheads_from_catalog(catalog: PriceCatalog) -> Overheads:
-    return Overheads(path_cost(catalog, catalog.overheads.bedrock), path_cost(catalog, catalog.overheads.self_hosted))
-
-
 @dataclass(frozen=True)
 class Scenario:
     tokens_per_month: Decimal  # every billed token: input, output, cache reads and writes
@@ -100,7 +83,7 @@ def _pair(scenario: Scenario, catalog: PriceCatalog) -> tuple[str, str, str, boo
     pair = catalog.pair_for(scenario.bedrock_model)
     model = scenario.self_hosted_model or (pair.self_hosted if pair else DEFAULT_SELF_HOSTED_MODEL)
     hosted = catalog.self_hosted_models.get(model)
-    instance = scenario.instance or (hosted.instance if hosted else DEFAULT_INSTANCE)
+    instance = scenario.instance or (hosted.instance if hosted else DEFAULT_BREAKEVEN_INSTANCE)
     if scenario.self_hosted_model:
         return model, instance, "chosen by the caller", None
     if pair:

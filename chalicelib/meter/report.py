@@ -11,6 +11,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
+from ..defaults import DEFAULT_BEDROCK_MODEL
 from .catalog import PriceCatalog, TokenPrice
 from .planning import Scenario, analyse
 
@@ -126,7 +127,7 @@ def with_breakeven(summary: dict[str, Any], catalog: PriceCatalog, ops_ready: bo
 
     top_bedrock = max(((m, billed_tokens(v)) for m, v in summary["by_model"].items()
                        if (catalog.token_price(m) or _NO_PRICE).kind == "text"), key=lambda x: x[1], default=(None, 0))[0]
-    model = bedrock_model or top_bedrock or "anthropic.claude-3-sonnet-20240229-v1:0"
+    model = bedrock_model or top_bedrock or DEFAULT_BEDROCK_MODEL
     scenario = scenario_from_summary(summary, model, ops_ready, daily_cv)
     analysis = analyse(scenario, catalog)
     curve = []

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import TENANTS, _reset, stage_environment
+from tests.integration.support import FakeOpenAI
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -79,3 +80,17 @@ def services(jobs_aws):
     from chalicelib.services import get_services
 
     return get_services()
+
+
+@pytest.fixture
+def self_hosted(aws, monkeypatch):
+    """A fake OpenAI-compatible model server configured as the self-hosted endpoint."""
+    from chalicelib.services import reset_services
+
+    server = FakeOpenAI()
+    monkeypatch.setenv("SELF_HOSTED_ENDPOINT", server.url)
+    monkeypatch.setenv("SELF_HOSTED_MODEL", "local.smollm2-135m-instruct")
+    reset_services()
+    yield server
+    server.server.shutdown()
+    reset_services()

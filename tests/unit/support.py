@@ -6,7 +6,7 @@ import time
 from pydantic import BaseModel
 
 from chalicelib.agent.tools import ToolRegistry, tool
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from chalicelib.models import ModelTurn
 
 

@@ -5,7 +5,7 @@ import time
 from decimal import Decimal
 
 from chalicelib.agent.loop import BUDGET_EXCEEDED, AgentLimits, run_agent
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from chalicelib.models import ModelTurn
 from tests.unit.support import USER_GO, offer, tool_turn
 

@@ -10,13 +10,17 @@ from hypothesis import given, settings, strategies as st
 
 from chalicelib.config import get_settings
 from chalicelib.meter.breakeven import (
-    FleetShape, Overheads, SelfHostedOption, Traffic, bedrock_monthly_cost, blended_hourly_price, breakeven_tokens_per_month,
-    coefficient_of_variation, cost_lines, cost_per_million_tokens, find_breakeven, instances_needed, measured_tokens_per_second,
-    output_equivalent_per_second, self_hosted_monthly_cost, tokens_per_second_from_cost,
+    FleetShape, Overheads, SelfHostedOption, Traffic, bedrock_monthly_cost, breakeven_tokens_per_month,
+    coefficient_of_variation, cost_lines, find_breakeven, instances_needed, self_hosted_monthly_cost,
+)
+from chalicelib.meter.pricing import (
+    blended_hourly_price, cost_per_million_tokens, measured_tokens_per_second, output_equivalent_per_second,
+    tokens_per_second_from_cost,
 )
 from chalicelib.meter.catalog import TokenPrice, load_catalog
 from chalicelib.meter.planning import FleetConfig, Scenario, analyse, fleet_shape, sensitivity
-from chalicelib.meter.pricing import Usage, price_usage
+from chalicelib.core import Usage
+from chalicelib.meter.pricing import price_usage
 
 CATALOG = load_catalog(get_settings().price_catalog_path)
 SONNET = CATALOG.token_price("anthropic.claude-3-sonnet-20240229-v1:0")

@@ -1,0 +1,126 @@
+"""The task-token protocol, the workflow's step table and the worker image agree with each other."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+import typing
+from pathlib import Path
+
+from chalicelib.jobs import protocol
+from chalicelib.jobs.models import StepMessage
+from chalicelib.jobs.service import OWN_STEPS, STEPS
+
+ROOT = Path(__file__).resolve().parents[2]
+ASL = ROOT / "statemachines" / "long_job.asl.json"
+
+
+def _asl() -> dict:
+    # The template has ${...} placeholders where numbers go; any number parses.
+    return json.loads(re.sub(r"\$\{\w+\}", "1", ASL.read_text()))
+
+
+def _walk(states: dict):
+    for name, state in states.items():
+        yield name, state
+        if "Iterator" in state:
+            yield from _walk(state["Iterator"]["States"])
+
+
+def _asl_actions() -> set[str]:
+    return {state["Parameters"]["MessageBody"]["action"] for _, state in _walk(_asl()["States"])
+            if "MessageBody" in state.get("Parameters", {})}
+
+
+def test_step_table_has_exactly_the_actions_the_state_machine_sends():
+    assert set(STEPS) == _asl_actions()
+
+
+def test_step_message_accepts_exactly_the_step_tables_actions():
+    assert not set(STEPS) & set(OWN_STEPS)
+    assert set(typing.get_args(StepMessage.model_fields["action"].annotation)) == set(STEPS) | set(OWN_STEPS)
+
+
+def test_every_error_the_state_machine_catches_by_name_is_one_the_protocol_defines():
+    names = {value for key, value in vars(protocol).items() if key.isupper() and isinstance(value, str) and "." in value}
+    caught = {error for _, state in _walk(_asl()["States"]) for rule in state.get("Catch", []) + state.get("Retry", [])
+              for error in rule["ErrorEquals"] if not error.startswith("States.") and error != "Step.Transient"}
+    assert caught and caught <= names, caught - names
+
+
+def test_the_worker_reads_back_exactly_what_job_steps_hands_it():
+    job = protocol.WorkerJob(job_id="job-1", tenant="acme", task_token="tok", trace_id="t-1", bucket="b", input_key="in",
+                             result_key="out", checkpoint_key="ck", max_tokens=64, system_prompt="be brief", kms_key_id="")
+    env = protocol.to_env(job)
+    assert set(env) == set(protocol.ENV_NAMES.values())
+    assert protocol.from_env(env) == job
+
+
+def test_a_missing_required_variable_is_named():
+    env = protocol.to_env(protocol.WorkerJob("j", "t", "tok", "", "b", "i", "r", "c", 1, "", ""))
+    del env["TASK_TOKEN"]
+    try:
+        protocol.from_env(env)
+    except KeyError as exc:
+        assert "TASK_TOKEN" in str(exc)
+    else:
+        raise AssertionError("a missing TASK_TOKEN was accepted")
+
+
+def test_stale_token_codes_are_told_apart_from_other_aws_errors():
+    class ClientError(Exception):
+        def __init__(self, code: str) -> None:
+            self.response = {"Error": {"Code": code}}
+
+    assert protocol.stale_token_code(ClientError("TaskTimedOut")) == "TaskTimedOut"
+    assert protocol.stale_token_code(ClientError("ThrottlingException")) is None
+    assert protocol.stale_token_code(ValueError("no response")) is None
+
+
+def test_failure_arguments_are_cut_to_step_functions_limits():
+    assert protocol.failure("E" * 300, "c" * 40_000) == {"error": "E" * 256, "cause": "c" * 32768}
+
+
+def test_empty_tuning_variables_mean_the_default():
+    assert protocol.env_int("X", 8, {"X": ""}) == 8
+    assert protocol.env_float("X", 0.9, {}) == 0.9
+    assert protocol.env_str("X", "d", {"X": "v"}) == "v"
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def test_the_protocol_module_imports_the_standard_library_only():
+    top = {name.split(".")[0] for name in _imports(ROOT / "chalicelib" / "jobs" / "protocol.py")}
+    assert top <= set(sys.stdlib_module_names) | {"__future__"}, top - set(sys.stdlib_module_names)
+
+
+def test_the_worker_image_ships_every_chalicelib_module_the_worker_imports():
+    wanted: set[Path] = set()
+    for source in (ROOT / "worker").glob("*.py"):
+        for name in _imports(source):
+            if name.split(".")[0] != "chalicelib":
+                continue
+            parts = name.split(".")
+            for depth in range(1, len(parts) + 1):  # every package on the way, and the module itself
+                base = ROOT.joinpath(*parts[:depth])
+                wanted |= {p for p in (base / "__init__.py", base.with_suffix(".py")) if p.exists()}
+    assert ROOT / "chalicelib" / "jobs" / "protocol.py" in wanted
+    copied: set[Path] = set()
+    for line in (ROOT / "worker" / "Dockerfile").read_text().splitlines():
+        if line.startswith("COPY ") and "--from" not in line:
+            copied |= {ROOT / source.rstrip("/") for source in line.split()[1:-1]}
+    missing = {p for p in wanted if not any(p == c or c in p.parents for c in copied)}
+    assert not missing, f"worker/Dockerfile does not COPY {sorted(str(p.relative_to(ROOT)) for p in missing)}"
+    # ...and nothing the image ships from chalicelib pulls in more of it.
+    for path in wanted:
+        assert not {n for n in _imports(path) if n.startswith("chalicelib") and n != "chalicelib.jobs.protocol"}, path

@@ -124,7 +124,7 @@ def explain_aws_error(exc: Exception) -> str:
 
 
 def cost_report(args: argparse.Namespace) -> int:
-    from .meter.report import render_html, render_json, render_table
+    from .meter.render import render_html, render_json, render_table
     from .meter.service import report_for
     from .services import get_services
 

@@ -19,10 +19,12 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Generic, TypeVar
 
+from . import aws
 from .errors import CrossoverError
 from .observability import logger, metrics
 from .routing import FALLBACK_CODES, Backend, RouteDecision, Workload, choose_backend, fallback_backend
-from .tenant_settings import TenantSettingsStore, effective
+from .tenant_settings import TenantSettingsStore
+from .ttl_cache import TTLCache
 
 T = TypeVar("T")
 SAFE_RECOMMENDATION = "stay_on_bedrock"
@@ -73,29 +75,25 @@ class RecommendationCache:
     (`RecommendationUnreadable`), and `stay_on_bedrock` stands in until the next read.
     """
 
-    def __init__(self, read: Callable[[], str], ttl_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, read: Callable[[], str], ttl_s: float = 60.0, timer: Callable[[], float] = time.monotonic) -> None:
         self._read = read
-        self._ttl = ttl_s
-        self._clock = clock
-        self._cached: tuple[float, str] | None = None
+        self._cache: TTLCache[str] = TTLCache(ttl_s, maxsize=1, timer=timer)
 
     def current(self) -> str:
-        now = self._clock()
-        if self._cached is not None and self._cached[0] > now:
-            return self._cached[1]
+        return self._cache.get_or_load("current", self._load)
+
+    def _load(self) -> str:
         try:
-            value = self._read()
+            return self._read()
         except Exception as exc:  # any failure: auto mode must keep serving, on Bedrock
-            logger.warning("routing.recommendation_unreadable", extra={"error": type(exc).__name__, "detail": str(exc)[:300],
-                                                                        "using": SAFE_RECOMMENDATION})
+            logger.warning("routing.recommendation_unreadable", extra={"error": type(exc).__name__, "code": aws.error_code(exc),
+                                                                        "detail": str(exc)[:300], "using": SAFE_RECOMMENDATION})
             metrics.add_metric(name="RecommendationUnreadable", unit="Count", value=1)
-            value = SAFE_RECOMMENDATION
-        self._cached = (now + self._ttl, value)
-        return value
+            return SAFE_RECOMMENDATION
 
     def forget(self) -> None:
         """Read again on the next call (after a new decision was saved)."""
-        self._cached = None
+        self._cache.invalidate()
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,7 @@ class Router:
         self.breakers = breakers if breakers is not None else {"self_hosted": CircuitBreaker()}
 
     def mode_for(self, tenant: str, workload: Workload) -> str:
-        stored = effective(self.tenant_settings, tenant).routing_mode
+        stored = self.tenant_settings.effective(tenant).routing_mode
         return stored or (self.job_default_mode if workload == "job" else self.default_mode)
 
     def route(self, tenant: str, workload: Workload, trace_id: str) -> RouteDecision:

@@ -23,7 +23,7 @@ from .registry.toolbox import ToolClients
 from .router import RecommendationCache, Router
 from .screening import Policy
 from .screening.service import PolicyStore, ScreeningService
-from .tenant_settings import DynamoTenantSettings
+from .tenant_settings import TenantSettingsStore
 
 
 @dataclass
@@ -76,7 +76,7 @@ def build_backends(settings: Settings) -> dict[str, ModelBackend]:
 
 
 def build_router(settings: Settings, decisions: DecisionStore, self_hosted_endpoint: bool) -> Router:
-    return Router(DynamoTenantSettings(settings.tenants_table, settings.tenant_cache_ttl_s),
+    return Router(TenantSettingsStore(settings.tenants_table, settings.tenant_cache_ttl_s),
                   RecommendationCache(lambda: decisions.latest().current),
                   default_mode=settings.routing_mode, job_default_mode=settings.job_routing_mode,
                   self_hosted_endpoint=self_hosted_endpoint)

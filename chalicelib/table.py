@@ -66,6 +66,8 @@ def attr(name: str) -> "Attr":
 
 @dataclass(frozen=True)
 class Put:
+    """Write the whole item, if `condition` holds (on the item now under its key)."""
+
     table: "Table"
     item: Item
     condition: "ConditionBase | None" = None
@@ -73,6 +75,8 @@ class Put:
 
 @dataclass(frozen=True)
 class Update:
+    """Upsert attributes: SET `set`, ADD `add` (absent counts as 0), REMOVE `remove`, if `condition` holds."""
+
     table: "Table"
     key: Key
     set: Item = field(default_factory=dict)
@@ -83,6 +87,8 @@ class Update:
 
 @dataclass(frozen=True)
 class Delete:
+    """Delete the item, if `condition` holds."""
+
     table: "Table"
     key: Key
     condition: "ConditionBase | None" = None
@@ -90,6 +96,8 @@ class Delete:
 
 @dataclass(frozen=True)
 class Check:
+    """Write nothing; the transaction fails unless `condition` holds on this item."""
+
     table: "Table"
     key: Key
     condition: "ConditionBase"
@@ -470,7 +478,7 @@ def _comparable(a: Any, b: Any) -> bool:
 def holds(condition: "ConditionBase", item: Item) -> bool:
     """Whether a boto3 condition holds for a plain item ({} for a missing item), as DynamoDB decides."""
     name = type(condition).__name__
-    values = condition._values
+    values = condition.get_expression()["values"]  # public: the operands, nested conditions for And/Or/Not
     if name in ("And", "Or", "Not"):
         results = [holds(part, item) for part in values]
         return all(results) if name == "And" else any(results) if name == "Or" else not results[0]

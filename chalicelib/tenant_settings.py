@@ -1,22 +1,24 @@
 """Per-tenant service settings (today: the routing mode), with an account-wide default under tenant '*'.
 
 Stored in the tenants table as one item per tenant keyed `settings#<tenant>` (a key that can never
-collide with an API key digest or a `tenant#` marker), so no new infrastructure is needed. Screening
-policy lives elsewhere (the policies table): a routing mode used to be stored there, and
-`migrate_routing_modes` moves it here once (`crossover routing migrate`).
+collide with an API key digest or a `tenant#` marker), so no new infrastructure is needed. The store
+works on any `chalicelib.table.Table`: DynamoDB in the app, the `InMemoryTable` twin in unit tests
+(`in_memory_settings`). Screening policy lives elsewhere (the policies table): a routing mode used to
+be stored there, and `migrate_routing_modes` moves it here once (`crossover routing migrate`).
 """
 from __future__ import annotations
 
-import threading
 import time
-from typing import Any, Iterable, Literal, Protocol
+from typing import Any, Callable, Iterable, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from . import aws
 from .observability import logger
+from .table import InMemoryTable, Table, open_table
+from .ttl_cache import TTLCache
 
 DEFAULT_TENANT = "*"
+KEYS = ("key_hash",)
 RoutingMode = Literal["bedrock", "self_hosted", "auto"]
 
 
@@ -32,94 +34,64 @@ class TenantSettings(BaseModel):
         return TenantSettings(**{**default.model_dump(exclude_none=True), **self.model_dump(exclude_none=True)})
 
 
-class TenantSettingsStore(Protocol):
-    def get(self, tenant: str) -> TenantSettings:
-        """What is stored for exactly this key (`*` for the default); empty settings when nothing is."""
+class TenantSettingsStore:
+    """`table`: the tenants table's name, or a Table (an InMemoryTable twin in unit tests). Reads are
+    cached per process for `cache_ttl_s` (settings change rarely); a put clears this process's cache."""
 
-    def put(self, tenant: str, settings: TenantSettings) -> None:
-        """Replace what is stored for this key."""
-
-
-def effective(store: TenantSettingsStore, tenant: str) -> TenantSettings:
-    """The tenant's settings over the account-wide default."""
-    return store.get(tenant).over(store.get(DEFAULT_TENANT))
-
-
-class InMemoryTenantSettings:
-    """The twin for tests and tools: same contract, a dict."""
-
-    def __init__(self, stored: dict[str, TenantSettings] | None = None) -> None:
-        self._stored = dict(stored or {})
-
-    def get(self, tenant: str) -> TenantSettings:
-        return self._stored.get(tenant, TenantSettings())
-
-    def put(self, tenant: str, settings: TenantSettings) -> None:
-        self._stored[tenant] = settings
-
-
-class DynamoTenantSettings:
-    """Settings items in the tenants table, cached per process for `cache_ttl_s` (they change rarely)."""
-
-    def __init__(self, table_name: str, cache_ttl_s: float, dynamodb: Any | None = None,
-                 clock: "Any" = time.monotonic) -> None:
-        self._table = table_name
-        self._ttl = cache_ttl_s
-        self._dynamodb = dynamodb
-        self._clock = clock
-        self._cache: dict[str, tuple[float, TenantSettings]] = {}
-        self._lock = threading.Lock()
-
-    def _client(self) -> Any:
-        return self._dynamodb or aws.client("dynamodb")
+    def __init__(self, table: "str | Table", cache_ttl_s: float = 0.0, dynamodb: Any | None = None,
+                 timer: Callable[[], float] = time.monotonic) -> None:
+        self._table = open_table(table, KEYS, dynamodb)
+        self._cache: TTLCache[TenantSettings] = TTLCache(cache_ttl_s, timer=timer)
 
     @staticmethod
     def _key(tenant: str) -> dict[str, Any]:
-        return {"key_hash": {"S": f"settings#{tenant}"}}
+        return {"key_hash": f"settings#{tenant}"}
 
     def get(self, tenant: str) -> TenantSettings:
-        now = self._clock()
-        cached = self._cache.get(tenant)
-        if cached and cached[0] > now:
-            return cached[1]
-        item = self._client().get_item(TableName=self._table, Key=self._key(tenant)).get("Item") or {}
-        settings = TenantSettings()
-        if "routing_mode" in item:
-            try:
-                settings = TenantSettings(routing_mode=item["routing_mode"]["S"])
-            except (ValidationError, KeyError):
-                # A broken item must not pick a backend: fall through to the default, and say so.
-                logger.error("tenant_settings.invalid", extra={"tenant": tenant})
-        with self._lock:
-            self._cache[tenant] = (now + self._ttl, settings)
-        return settings
+        """What is stored for exactly this key (`*` for the default); empty settings when nothing is."""
+        return self._cache.get_or_load(tenant, lambda: self._load(tenant))
+
+    def _load(self, tenant: str) -> TenantSettings:
+        item = self._table.get(self._key(tenant), consistent=False) or {}
+        try:
+            return TenantSettings.model_validate(item)
+        except ValidationError:
+            # A broken item must not pick a backend: the next level decides, and the log says why.
+            logger.error("tenant_settings.invalid", extra={"tenant": tenant})
+            return TenantSettings()
 
     def put(self, tenant: str, settings: TenantSettings) -> None:
-        item: dict[str, Any] = {**self._key(tenant), "tenant": {"S": tenant}}
-        if settings.routing_mode is not None:
-            item["routing_mode"] = {"S": settings.routing_mode}
-        self._client().put_item(TableName=self._table, Item=item)
-        with self._lock:
-            self._cache.clear()
+        """Replace what is stored for this key."""
+        self._table.put({**self._key(tenant), "tenant": tenant, **settings.model_dump(exclude_none=True)})
+        self._cache.invalidate()
+
+    def effective(self, tenant: str) -> TenantSettings:
+        """The tenant's settings over the account-wide default."""
+        return self.get(tenant).over(self.get(DEFAULT_TENANT))
+
+
+def in_memory_settings(stored: dict[str, TenantSettings] | None = None) -> TenantSettingsStore:
+    """The twin: the same store on an InMemoryTable, preloaded with `stored`."""
+    store = TenantSettingsStore(InMemoryTable("tenants", KEYS))
+    for tenant, settings in (stored or {}).items():
+        store.put(tenant, settings)
+    return store
 
 
 def routing_modes_to_migrate(policy_items: Iterable[dict[str, Any]], store: TenantSettingsStore) -> dict[str, str]:
-    """Tenant -> mode for every policy item that still carries a routing mode the settings lack (pure over its inputs)."""
+    """Tenant -> mode for every policy item that still carries a routing mode the settings lack."""
     moves: dict[str, str] = {}
     for item in policy_items:
-        mode = item.get("routing_mode", {}).get("S")
-        tenant = item.get("tenant", {}).get("S")
-        if mode and tenant and store.get(tenant).routing_mode is None:
+        mode, tenant = item.get("routing_mode"), item.get("tenant")
+        if mode in get_args(RoutingMode) and tenant and store.get(tenant).routing_mode is None:
             moves[tenant] = mode
     return moves
 
 
-def migrate_routing_modes(policies_table: str, store: TenantSettingsStore, dynamodb: Any | None = None) -> dict[str, str]:
+def migrate_routing_modes(policies: "str | Table", store: TenantSettingsStore, dynamodb: Any | None = None) -> dict[str, str]:
     """Copy routing modes from the screening policies table into tenant settings (idempotent: a mode
     already in the settings wins). The policy items keep theirs, unread, so a rollback still works."""
-    client = dynamodb or aws.client("dynamodb")
-    items = [item for page in client.get_paginator("scan").paginate(TableName=policies_table) for item in page["Items"]]
-    moves = routing_modes_to_migrate(items, store)
+    moves = routing_modes_to_migrate(open_table(policies, ("tenant",), dynamodb).scan(), store)
     for tenant, mode in sorted(moves.items()):
         store.put(tenant, TenantSettings(routing_mode=mode).over(store.get(tenant)))  # validates the mode
         logger.info("tenant_settings.migrated", extra={"tenant": tenant, "routing_mode": mode})

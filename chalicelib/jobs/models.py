@@ -83,6 +83,58 @@ class JobView(BaseModel):
     trace_id: str
 
 
+class Job(BaseModel):
+    """The job record (one jobs-table item). Its status changes only through JobStore.transition,
+    which checks chalicelib/jobs/lifecycle.py's table."""
+
+    model_config = ConfigDict(extra="ignore", use_enum_values=False)
+
+    job_id: str
+    tenant: str
+    status: JobStatus
+    kind: str
+    items: int
+    model: str
+    system: str = ""
+    max_tokens: int
+    fallback: bool = True
+    # Where the router sent the job at submit (chalicelib/router.py: route_job): "self_hosted" starts on the GPU,
+    # "bedrock" goes straight to the Bedrock path (the ASL's Route choice).
+    route: str = "self_hosted"
+    input_key: str
+    trace_id: str = ""
+    source: str = "api"
+    created_at: str
+    updated_at: str
+    execution_arn: str | None = None
+    # The GPU path: the Batch job of the current attempt and the task token it answers.
+    backend: str | None = None
+    batch_job_id: str | None = None
+    task_token: str | None = None
+    submitted_attempt: int | None = None
+    attempts: int = 0
+    batch_submitted_at: float | None = None
+    watch: int = 0
+    batch_failure_reason: str | None = None
+    # A GPU run whose failed items go to Bedrock (merged by the merge_fallback step).
+    gpu_result_key: str | None = None
+    gpu_usage: dict[str, int] | None = None
+    gpu_cost_usd: str | None = None
+    fallback_reason: str | None = None
+    fallback_items: int | None = None
+    # The outcome.
+    result_key: str | None = None
+    usage: dict[str, int] | None = None
+    cost_usd: float | None = None
+    gpu_seconds: float | None = None
+    failed_items: dict[str, Any] | None = None
+    model_load: dict[str, Any] | None = None
+    error: dict[str, str] | None = None
+
+
+JOB_FIELDS = frozenset(Job.model_fields)
+
+
 class StepMessage(BaseModel):
     """A workflow step handed to job_steps through SQS (validated: a poison message fails alone)."""
 

@@ -26,6 +26,8 @@ JOB_MISSING = "Job.Missing"
 JOB_SUPERSEDED = "Job.Superseded"               # the job changed under a step (the step's write was refused)
 JOB_ITEMS_FAILED = "Job.ItemsFailed"
 MODEL_THROTTLED = "Model.Throttled"
+# Not a failure: the router sent the job straight to Bedrock (the workflow's RoutedToBedrock state sets it).
+ROUTED_TO_BEDROCK = "Routing.Bedrock"
 
 # What Step Functions answers for a token nobody waits on any more (timed out, cancelled, answered).
 STALE_TOKEN_ERRORS = frozenset({"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"})
@@ -35,8 +37,9 @@ MAX_ERROR_CHARS = 256
 MAX_CAUSE_CHARS = 32768
 
 
-def error_code(exc: BaseException) -> str | None:
-    """The AWS error code of a botocore ClientError (None for anything else)."""
+def _error_code(exc: BaseException) -> str | None:
+    """A ClientError's code. chalicelib.aws.error_code does this for the Lambdas; the worker image
+    carries this module only (stdlib), so it keeps its own four lines."""
     response = getattr(exc, "response", None)
     if not isinstance(response, dict):
         return None
@@ -46,7 +49,7 @@ def error_code(exc: BaseException) -> str | None:
 
 def stale_token_code(exc: BaseException) -> str | None:
     """The error code when `exc` says the workflow no longer waits on the token, else None."""
-    code = error_code(exc)
+    code = _error_code(exc)
     return code if code in STALE_TOKEN_ERRORS else None
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 
+from typing_extensions import TypedDict
+
 from .catalog import GpuInstance, OpsInputs, TokenPrice
 from .pricing import (
     HOURS_PER_MONTH,
@@ -33,6 +35,7 @@ from .pricing import (
     ops_monthly_usd,
     traffic_usd,
     usd_per_token,
+    warm_premium_month_usd,
 )
 
 __all__ = ["Traffic", "FleetShape", "Overheads", "NO_OVERHEADS", "SelfHostedOption", "SelfHostedCost", "CostLines", "BreakEven",
@@ -149,7 +152,7 @@ def cost_lines(traffic: Traffic, price: TokenPrice, option: SelfHostedOption, ov
     return CostLines(
         bedrock_per_token=Fraction(usd_per_token(traffic, price)) + per_request * Fraction(overheads.bedrock_usd_per_request),
         self_hosted_per_token=per_request * Fraction(overheads.self_hosted_usd_per_request),
-        fixed=ops_fixed_exact(ops),
+        fixed=ops_fixed_exact(ops) + Fraction(warm_premium_month_usd(option.instance, option.fleet)),
         per_instance=Fraction(instance_month_usd(option.instance, option.fleet)),
         tokens_per_instance=usable / weight if weight > 0 else None,
         min_instances=option.fleet.min_instances,
@@ -169,12 +172,22 @@ def self_hosted_monthly_cost(traffic: Traffic, option: SelfHostedOption, overhea
         instances=instances,
         gpu_hours=HOURS_PER_MONTH * instances,
         blended_usd_per_hour=blended_hourly_price(option.instance, option.fleet),
-        gpu_usd=instances * instance_month_usd(option.instance, option.fleet),
+        gpu_usd=instances * instance_month_usd(option.instance, option.fleet) + warm_premium_month_usd(option.instance, option.fleet),
         setup_usd=ops.setup_usd,
         maintenance_usd=ops.maintenance_usd,
         incident_usd=ops.incident_usd,
         overhead_usd=overheads.self_hosted_usd(traffic.requests),
     )
+
+
+# BreakEven as JSON (volumes as strings of whole tokens a month); a range is {"from", "to"}, "to" None: and above.
+Ranges = TypedDict("Ranges", {
+    "first_tokens_per_month": str | None,
+    "self_hosted_cheaper": list[dict[str, str | None]],
+    "bedrock_cheaper_again": list[dict[str, str | None]],
+    "stays_cheaper_from": str | None,
+    "searched_up_to": str,
+})
 
 
 @dataclass(frozen=True)
@@ -204,7 +217,7 @@ class BreakEven:
     def self_hosted_wins_at(self, tokens: int) -> bool:
         return any(start <= tokens and (end is None or tokens < end) for start, end in self.self_hosted_wins)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> Ranges:
         def pair(start: int, end: int | None) -> dict[str, str | None]:
             return {"from": str(start), "to": None if end is None else str(end)}
         return {"first_tokens_per_month": None if self.first is None else str(self.first),

@@ -168,6 +168,22 @@ def instance_month_usd(instance: GpuInstance, fleet: FleetShares) -> Decimal:
     return HOURS_PER_MONTH * blended_hourly_price(instance, fleet)
 
 
+def warm_hourly_price(instance: GpuInstance, fleet: FleetShares) -> Decimal:
+    """One warm instance-hour: the deploy keeps warm capacity (Batch MinvCpus) in its on-demand compute
+    environment, never on spot, so it gets the fleet's non-spot mix (savings plan, else on-demand)."""
+    non_spot = 1 - fleet.spot_share
+    if non_spot <= 0:
+        return instance.on_demand_per_hour
+    return (fleet.savings_plan_share * instance.savings_plan_per_hour
+            + (non_spot - fleet.savings_plan_share) * instance.on_demand_per_hour) / non_spot
+
+
+def warm_premium_month_usd(instance: GpuInstance, fleet: FleetShape) -> Decimal:
+    """What the warm instances cost a month above the blended price every instance is counted at
+    (a fixed cost: the warm minimum is always running)."""
+    return fleet.min_instances * HOURS_PER_MONTH * (warm_hourly_price(instance, fleet) - blended_hourly_price(instance, fleet))
+
+
 def cost_per_million_tokens(usd_per_hour: Decimal, tokens_per_second: Decimal) -> Decimal:
     """$/M tokens of an instance kept fully busy."""
     return usd_per_hour / (tokens_per_second * SECONDS_PER_HOUR) * MILLION

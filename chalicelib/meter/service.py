@@ -11,7 +11,8 @@ from .budgets import Budgets
 from .decisions import DecisionStore
 from .ledger import Ledger
 from .recommendation import Assessment, next_state
-from .report import build_report, render_html, render_json
+from .render import render_html, render_json
+from .report import build_report
 
 
 def budgets_snapshot(budgets: Budgets | None, today: date) -> tuple[dict[str, Decimal], dict[str, Decimal]] | None:

@@ -13,11 +13,23 @@ import boto3
 from tests.conftest import DEV_KEY, post_json, record_sent
 
 
-def job_record(job_id: str) -> dict[str, Any]:
+def job_record(job_id: str) -> dict[str, Any] | None:
+    """The stored job as plain data (the typed chalicelib.jobs.models.Job, as JSON)."""
     from chalicelib.jobs.store import JobStore
     from chalicelib.services import get_services
 
-    return JobStore(get_services().settings.jobs_table).get(job_id)
+    job = JobStore(get_services().settings.jobs_table).get(job_id)
+    return job.model_dump(mode="json") if job else None
+
+
+def batch_jobs_for(job_id: str) -> list[str]:
+    from chalicelib.services import get_services
+
+    batch, queue = boto3.client("batch"), get_services().settings.batch_job_queue
+    ids = set()
+    for status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED"):
+        ids.update(j["jobId"] for j in batch.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"] if j["jobName"] == f"crossover-{job_id}")
+    return sorted(ids)
 
 
 def drive(pump, condition, timeout_s: float = 20.0, between=None):

@@ -7,7 +7,8 @@ import boto3
 from botocore.stub import Stubber
 
 from tests.conftest import DEV_KEY, OTHER_KEY, converse_text, ledger_items, post_json
-from tests.integration.support import FakeOpenAI, drive, execution_status, job_record, result_rows, submit, worker_for
+from tests.integration.support import (FakeOpenAI, batch_jobs_for, drive, execution_status, job_record, result_rows, submit,
+                                       worker_for)
 
 
 def test_gpu_path_succeeds_with_results_usage_and_metering(jobs_client, pump):
@@ -205,16 +206,6 @@ class BatchReports:
 
     def close(self):
         self.client.meta.events.unregister("before-call.batch.DescribeJobs", self)
-
-
-def batch_jobs_for(job_id: str) -> list[str]:
-    from chalicelib.services import get_services
-
-    batch, queue = boto3.client("batch"), get_services().settings.batch_job_queue
-    ids = set()
-    for status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED"):
-        ids.update(j["jobId"] for j in batch.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"] if j["jobName"] == f"crossover-{job_id}")
-    return sorted(ids)
 
 
 def test_a_job_waiting_for_gpu_capacity_is_kept_alive_then_falls_back_at_the_capacity_timeout(jobs_client, pump):

@@ -148,7 +148,7 @@ def seed_ledger(services, today):
 
 
 def test_report_renders_from_a_seeded_ledger(aws):
-    from chalicelib.meter.report import render_html, render_table
+    from chalicelib.meter.render import render_html, render_table
     from chalicelib.meter.service import report_for
     from chalicelib.services import get_services
 

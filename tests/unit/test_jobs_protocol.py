@@ -10,7 +10,7 @@ from pathlib import Path
 
 from chalicelib.jobs import protocol
 from chalicelib.jobs.models import StepMessage
-from chalicelib.jobs.service import OWN_STEPS, STEPS
+from chalicelib.jobs.steps import OWN_STEPS, STEPS
 
 ROOT = Path(__file__).resolve().parents[2]
 ASL = ROOT / "statemachines" / "long_job.asl.json"

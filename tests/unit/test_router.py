@@ -3,7 +3,6 @@ and the invoke pipeline's metering of a fallback (no AWS, no moto: milliseconds)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
@@ -16,9 +15,8 @@ from chalicelib.models import ModelTurn
 from chalicelib.observability import metrics
 from chalicelib.router import CircuitBreaker, RecommendationCache, Router
 from chalicelib.routing import RouteDecision
-from chalicelib.tenant_settings import (
-    DynamoTenantSettings, InMemoryTenantSettings, TenantSettings, routing_modes_to_migrate,
-)
+from chalicelib.table import InMemoryTable
+from chalicelib.tenant_settings import TenantSettings, TenantSettingsStore, in_memory_settings, routing_modes_to_migrate
 
 SELF_HOSTED = RouteDecision("self_hosted", "test")
 
@@ -37,7 +35,7 @@ def counted(name: str) -> float:
 
 def make_router(stored: dict[str, TenantSettings] | None = None, recommendation: str = "stay_on_bedrock",
                 endpoint: bool = True, **kwargs: Any) -> Router:
-    return Router(InMemoryTenantSettings(stored), RecommendationCache(lambda: recommendation), default_mode="bedrock",
+    return Router(in_memory_settings(stored), RecommendationCache(lambda: recommendation), default_mode="bedrock",
                   job_default_mode="self_hosted", self_hosted_endpoint=endpoint, **kwargs)
 
 
@@ -65,25 +63,27 @@ def test_jobs_ignore_the_sync_endpoint_and_its_breaker():
     assert router.route("t", "sync", "trace").backend == "bedrock"
 
 
-def test_the_dynamodb_settings_item_is_read_once_per_ttl_and_a_put_is_seen_at_once():
-    client = FakeDynamo()
+def test_settings_are_read_once_per_ttl_a_put_is_seen_at_once_and_a_broken_item_routes_nowhere_special():
+    table = CountingTable("tenants", ("key_hash",))
     now = [0.0]
-    store = DynamoTenantSettings("tenants", 10, dynamodb=client, clock=lambda: now[0])
+    store = TenantSettingsStore(table, cache_ttl_s=10, timer=lambda: now[0])
     store.put("acme", TenantSettings(routing_mode="auto"))
-    assert client.items["settings#acme"] == {"key_hash": {"S": "settings#acme"}, "tenant": {"S": "acme"}, "routing_mode": {"S": "auto"}}
+    assert table.get({"key_hash": "settings#acme"}) == {"key_hash": "settings#acme", "tenant": "acme", "routing_mode": "auto"}
+    table.reads = 0
     assert store.get("acme").routing_mode == "auto" and store.get("acme").routing_mode == "auto"
-    assert client.reads == 1
+    assert table.reads == 1
     store.put("acme", TenantSettings(routing_mode="bedrock"))
     assert store.get("acme").routing_mode == "bedrock"
-    client.items["settings#acme"]["routing_mode"] = {"S": "nonsense"}  # a broken item: no mode, not a crash
+    table.put({"key_hash": "settings#acme", "tenant": "acme", "routing_mode": "nonsense"})
     now[0] = 11
     assert store.get("acme").routing_mode is None
 
 
 def test_migration_moves_only_modes_the_settings_do_not_have_yet():
-    settings = InMemoryTenantSettings({"b": TenantSettings(routing_mode="bedrock")})
-    policies = [{"tenant": {"S": "*"}, "routing_mode": {"S": "auto"}}, {"tenant": {"S": "a"}, "block_threshold": {"N": "0.4"}},
-                {"tenant": {"S": "b"}, "routing_mode": {"S": "self_hosted"}}, {"tenant": {"S": "c"}, "routing_mode": {"S": "self_hosted"}}]
+    settings = in_memory_settings({"b": TenantSettings(routing_mode="bedrock")})
+    policies = [{"tenant": "*", "routing_mode": "auto"}, {"tenant": "a", "block_threshold": Decimal("0.4")},
+                {"tenant": "b", "routing_mode": "self_hosted"}, {"tenant": "c", "routing_mode": "self_hosted"},
+                {"tenant": "d", "routing_mode": "nonsense"}]
     assert routing_modes_to_migrate(policies, settings) == {"*": "auto", "c": "self_hosted"}
 
 
@@ -92,7 +92,7 @@ def test_migration_moves_only_modes_the_settings_do_not_have_yet():
 def test_recommendation_is_read_once_a_minute():
     reads = []
     now = [0.0]
-    cache = RecommendationCache(lambda: reads.append(1) or "switch_to_self_hosted", ttl_s=60, clock=lambda: now[0])
+    cache = RecommendationCache(lambda: reads.append(1) or "switch_to_self_hosted", ttl_s=60, timer=lambda: now[0])
     assert [cache.current() for _ in range(3)] == ["switch_to_self_hosted"] * 3 and len(reads) == 1
     now[0] = 61
     cache.current()
@@ -105,7 +105,7 @@ def test_an_unreadable_recommendation_is_logged_and_counted_and_auto_stays_on_be
     def broken() -> str:
         raise ConnectionError("DynamoDB unreachable")
 
-    router = Router(InMemoryTenantSettings({"*": TenantSettings(routing_mode="auto")}), RecommendationCache(broken),
+    router = Router(in_memory_settings({"*": TenantSettings(routing_mode="auto")}), RecommendationCache(broken),
                     default_mode="bedrock", job_default_mode="self_hosted", self_hosted_endpoint=True)
     decision = router.route("acme", "sync", "trace")
     assert decision.backend == "bedrock" and "stay_on_bedrock" in decision.reason
@@ -120,7 +120,7 @@ def test_the_recommendation_is_not_read_unless_the_mode_is_auto():
     def never() -> str:
         raise AssertionError("read")
 
-    router = Router(InMemoryTenantSettings({"*": TenantSettings(routing_mode="self_hosted")}), RecommendationCache(never),
+    router = Router(in_memory_settings({"*": TenantSettings(routing_mode="self_hosted")}), RecommendationCache(never),
                     default_mode="bedrock", job_default_mode="self_hosted", self_hosted_endpoint=True)
     assert router.route("acme", "sync", "trace").backend == "self_hosted"
 
@@ -186,19 +186,12 @@ def test_bedrock_has_no_fallback_and_a_success_closes_the_breaker():
 
 # ---------- the invoke pipeline: fallback metering on twins ----------
 
-@dataclass
-class FakeDynamo:
-    items: dict[str, dict[str, Any]] = field(default_factory=dict)
-    reads: int = 0
+class CountingTable(InMemoryTable):
+    reads = 0
 
-    def get_item(self, TableName: str, Key: dict[str, Any]) -> dict[str, Any]:
+    def get(self, key: dict[str, Any], consistent: bool = True) -> dict[str, Any] | None:
         self.reads += 1
-        item = self.items.get(Key["key_hash"]["S"])
-        return {"Item": dict(item)} if item else {}
-
-    def put_item(self, TableName: str, Item: dict[str, Any]) -> dict[str, Any]:
-        self.items[Item["key_hash"]["S"]] = dict(Item)
-        return {}
+        return super().get(key, consistent)
 
 
 class ScriptedBackend:

@@ -52,6 +52,17 @@ def test_put_then_get_gives_back_what_dynamodb_stores(t: Table) -> None:
     assert t.get({"pk": "a", "sk": "2"}) is None
 
 
+def test_numbers_keep_all_38_digits_and_refuse_more(t: Table) -> None:
+    import decimal
+
+    exact = Decimal("1234567890123456789012345678901.2345678")  # 38 significant digits: DynamoDB's limit
+    t.put({"pk": "a", "sk": "1", "n": exact, "tiny": Decimal("0.0000001234")})
+    assert t.get({"pk": "a", "sk": "1"}) == {"pk": "a", "sk": "1", "n": exact, "tiny": Decimal("0.0000001234")}
+    with pytest.raises(decimal.DecimalException):  # as boto3 refuses it
+        t.put({"pk": "a", "sk": "2", "n": Decimal("1." + "1" * 40)})
+    assert t.get({"pk": "a", "sk": "2"}) is None
+
+
 def test_put_replaces_the_whole_item(t: Table) -> None:
     t.put({"pk": "a", "sk": "1", "old": 1})
     t.put({"pk": "a", "sk": "1", "new": 2})

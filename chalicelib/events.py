@@ -14,9 +14,10 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from . import aws, safe_json, storage
+from .basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
 from .dynamo import plain
 from .api_schemas import MAX_OBJECT_BYTES, InvokeRequest
 from .auth import Tenant

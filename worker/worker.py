@@ -24,7 +24,9 @@ from typing import Any
 
 import boto3
 
-from chalicelib.jobs import protocol  # stdlib-only, shipped in the image beside worker/ (worker/Dockerfile)
+# Standard-library-only modules of chalicelib, shipped in the image beside worker/ (worker/Dockerfile).
+from chalicelib.defaults import DEFAULT_SELF_HOSTED_MODEL
+from chalicelib.jobs import protocol
 from chalicelib.jobs.protocol import env_float, env_int, env_str
 
 from .weights import ModelUnavailable, SyncReport, check_baked, sync_from_s3
@@ -94,7 +96,7 @@ class Config:
             input_key=job.input_key, result_key=job.result_key, checkpoint_key=job.checkpoint_key, max_tokens=job.max_tokens,
             system_prompt=job.system_prompt, kms_key_id=job.kms_key_id,
             model_endpoint=env_str("MODEL_ENDPOINT", "http://127.0.0.1:8000", env).rstrip("/"),
-            model_name=env_str("MODEL_NAME", "qwen3-32b", env), concurrency=max(1, env_int("CONCURRENCY", 8, env)),
+            model_name=env_str("MODEL_NAME", DEFAULT_SELF_HOSTED_MODEL, env), concurrency=max(1, env_int("CONCURRENCY", 8, env)),
             heartbeat_s=env_float("HEARTBEAT_INTERVAL_S", 30.0, env), request_timeout_s=env_float("REQUEST_TIMEOUT_S", 600.0, env),
             gpu_count=env_int("GPU_COUNT", 1, env), instance_type=env.get("INSTANCE_TYPE") or instance_type_from_metadata(),
             model_server_command=env_str("MODEL_SERVER_COMMAND", "", env), tenant_role_arn=env_str("TENANT_ROLE_ARN", "", env),

@@ -4,9 +4,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..api_schemas import MODEL_ID_PATTERN
+from ..basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
 from .lifecycle import JobStatus
 
 MAX_INLINE_BYTES = 256 * 1024

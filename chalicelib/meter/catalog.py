@@ -8,7 +8,9 @@ from functools import lru_cache
 
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from ..basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
 
 # System-defined inference profiles prefix the base model id with their scope (e.g. "us.anthropic...").
 INFERENCE_PROFILE_SCOPES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 
 import pytest
+import requests
 
 from tests.e2e.conftest import post
 
@@ -34,3 +36,25 @@ def test_a_tenant_set_to_self_hosted_is_served_by_the_self_hosted_endpoint(api_u
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["backend"] == "self_hosted" and body["output"].strip(), body
+
+
+def test_a_tenant_set_to_bedrock_runs_its_job_on_bedrock_without_the_gpu(api_url, stack, stack_client):
+    from chalicelib.auth import TenantStore
+
+    TenantStore(stack.env()["TENANTS_TABLE"], 0, dynamodb=stack_client("dynamodb")).put("e2e-bedrock", "e2e-bedrock-key")
+    assert crossover(stack, "routing", "set", "bedrock", "--tenant", "e2e-bedrock")["job"] == "bedrock"
+    headers = {"x-api-key": "e2e-bedrock-key"}
+    submitted = post(f"{api_url}/v1/jobs", {"input": {"prompts": ["Say hello.", "Name a colour."]}, "max_tokens": 16}, timeout=30,
+                     headers=headers)
+    assert submitted.status_code == 202, submitted.text
+    job_id = submitted.json()["job_id"]
+    deadline, view = time.monotonic() + 180, {}
+    while time.monotonic() < deadline:
+        view = requests.get(f"{api_url}/v1/jobs/{job_id}", timeout=10, headers=headers).json()
+        if view["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
+            break
+        time.sleep(1)
+    assert view["status"] == "SUCCEEDED" and view["backend"] == "bedrock", view
+    assert not view.get("gpu_seconds")  # no Batch job ran
+    rows = [json.loads(line) for line in requests.get(view["result_url"], timeout=10).text.splitlines()]
+    assert [row["index"] for row in rows] == [0, 1] and all(row.get("output", "").strip() for row in rows), rows

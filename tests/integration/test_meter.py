@@ -14,7 +14,7 @@ import pytest
 
 from chalicelib.errors import BudgetExceeded
 from chalicelib.meter.ledger import LedgerEntry
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from tests.conftest import OPS_KEY, converse_text, ledger_items, post_json
 from tests.integration.support import totals
 

@@ -41,3 +41,21 @@ def test_declared_client_tools_are_still_checked_against_json_schema():
                   "    refused = True\n"
                   "print(json.dumps({'specs': len(specs), 'refused': refused, 'bad_call': checks['f']('f', {'n': 'x'}) is not None}))")
     assert found == {"specs": 1, "refused": True, "bad_call": True}
+
+
+def test_import_app_defers_building_the_models_the_first_invoke_does_not_use():
+    found = fresh("import json, app, pydantic\n"
+                  "from chalicelib.api_schemas import InvokeRequest\n"
+                  "from chalicelib.chat_completions import ChatCompletionRequest\n"
+                  "def walk(c):\n"
+                  "    for s in c.__subclasses__():\n"
+                  "        yield s\n"
+                  "        yield from walk(s)\n"
+                  "ours = [m for m in walk(pydantic.BaseModel) if m.__module__.startswith('chalicelib')]\n"
+                  "built = sorted(m.__qualname__ for m in ours if m.__pydantic_complete__)\n"
+                  "InvokeRequest.model_validate({'prompt': 'hi'})\n"
+                  "ChatCompletionRequest.model_validate({'model': 'm', 'messages': [{'role': 'user', 'content': 'hi'}]})\n"
+                  "print(json.dumps({'models': len(ours), 'built': built, 'invoke_built': InvokeRequest.__pydantic_complete__}))")
+    assert found["models"] > 50
+    assert len(found["built"]) < 10, found["built"]  # the few outside chalicelib/basemodel.py
+    assert found["invoke_built"] is True  # built on first use, and validates

@@ -187,3 +187,14 @@ def test_a_dead_token_is_not_an_error(world: World) -> None:
     world.workflow.stale.add("tok-1")
     world.steps.run_step(step("submit_batch"))  # redelivered after the workflow gave up: no GPU job
     assert not world.batch.jobs and world.store.get("job-1").status is JobStatus.QUEUED  # type: ignore[union-attr]
+
+
+def test_a_job_routed_to_bedrock_is_planned_there_without_counting_a_fallback(world: World) -> None:
+    put_job(world, route="bedrock")
+    world.steps.run_step(step("plan_fallback", error={"Error": protocol.ROUTED_TO_BEDROCK, "Cause": "routing mode"}))
+    kind, output = world.workflow.answers["tok-1"]
+    assert kind == "success" and output["reason"] == protocol.ROUTED_TO_BEDROCK
+    assert [(c["start"], c["end"]) for c in output["chunks"]] == [(0, 2)]
+    job = world.store.get("job-1")
+    assert job is not None and job.backend == "bedrock" and job.fallback_reason == protocol.ROUTED_TO_BEDROCK
+    assert not world.batch.terminated

@@ -118,3 +118,35 @@ def test_serverless_overheads_are_per_request():
 @pytest.mark.parametrize("seconds", [D(0), D("0.5"), D(59), D(86_400)])
 def test_gpu_price_is_linear_in_seconds_up_to_rounding(seconds):
     assert abs(price_gpu_seconds(seconds * 2, GPU, "spot") - 2 * price_gpu_seconds(seconds, GPU, "spot")) <= USD_QUANTUM
+
+
+def test_a_calls_cost_matches_litellms_per_token_formula_on_its_own_price_map():
+    """Independent check: LiteLLM's price map (vendored snapshot, tests/data) prices a call as the sum of each token
+    kind x its per-token cost. For every bare model id it shares with our catalog at the same rates (differences are
+    the catalog test's business), `price_usage` must give the same dollars, cache reads and writes included."""
+    import json
+    from pathlib import Path
+
+    from chalicelib.config import get_settings
+    from chalicelib.meter.catalog import load_catalog
+    from chalicelib.meter.pricing import effective_rates
+
+    catalog = load_catalog(get_settings().price_catalog_path)
+    snapshot = json.loads((Path(__file__).parent.parent / "data" / "litellm_bedrock_prices.json").read_text())["models"]
+    fields = {"input_tokens": "input_cost_per_token", "output_tokens": "output_cost_per_token",
+              "cache_read_tokens": "cache_read_input_token_cost", "cache_write_tokens": "cache_creation_input_token_cost"}
+    ours_for = {"input_cost_per_token": "input", "output_cost_per_token": "output", "cache_read_input_token_cost": "cache_read",
+                "cache_creation_input_token_cost": "cache_write"}
+    usage = Usage(input_tokens=100, output_tokens=500, cache_read_tokens=20_000, cache_write_tokens=3_000)  # issue 16's call
+    compared = 0
+    for key, theirs in snapshot.items():
+        price = catalog.token_price(key) if "/" not in key else None
+        if price is None or not all(theirs.get(f) is not None for f in fields.values()):
+            continue
+        rates = effective_rates(price)
+        if any(abs(D(str(theirs[f])) * 10**6 - rates[ours_for[f]]) > D("0.005") * rates[ours_for[f]] for f in fields.values()):
+            continue  # a rate we price differently on purpose (tests/unit/test_catalog_vs_litellm.py says why)
+        litellm_cost = sum(D(str(theirs[f])) * getattr(usage, name) for name, f in fields.items())
+        assert abs(price_usage(usage, price) - litellm_cost) <= D("0.000001") + litellm_cost * D("0.000001"), key
+        compared += 1
+    assert compared >= 50, compared  # the check is not vacuous: it ran over a real share of the map

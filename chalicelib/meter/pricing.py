@@ -71,14 +71,18 @@ def price_usage(usage: Usage, price: TokenPrice | None) -> Decimal | None:
 
 
 class TokenMix(Protocol):
-    """Shares of each kind of billed token (breakeven.Traffic is one)."""
+    """Shares of each kind of billed token (breakeven.Traffic is one). Read-only, so frozen dataclasses fit."""
 
     @property
     def input_share(self) -> Decimal: ...
-    output_share: Decimal
-    cache_read_share: Decimal
-    cache_write_share: Decimal
-    cache_write_1h_share: Decimal
+    @property
+    def output_share(self) -> Decimal: ...
+    @property
+    def cache_read_share(self) -> Decimal: ...
+    @property
+    def cache_write_share(self) -> Decimal: ...
+    @property
+    def cache_write_1h_share(self) -> Decimal: ...
 
 
 def traffic_usd(tokens: Decimal, mix: TokenMix, price: TokenPrice) -> Decimal:
@@ -99,16 +103,21 @@ def usd_per_token(mix: TokenMix, price: TokenPrice) -> Decimal:
 class StepLimits(Protocol):
     """The per-exchange caps a reservation bounds (agent.loop.AgentLimits is one)."""
 
-    max_steps: int
-    max_cost_usd: Decimal
-    max_tokens: int
+    @property
+    def max_steps(self) -> int: ...
+    @property
+    def max_cost_usd(self) -> Decimal: ...
+    @property
+    def max_tokens(self) -> int: ...
 
 
 class SpentSoFar(Protocol):
     """What earlier requests of the same exchange used (agent.loop.Spent is one)."""
 
-    steps: int
-    cost_usd: Decimal
+    @property
+    def steps(self) -> int: ...
+    @property
+    def cost_usd(self) -> Decimal: ...
 
 
 def worst_case_cost(input_bytes: int, limits: StepLimits, price: TokenPrice | None, spent: SpentSoFar | None = None) -> Decimal:
@@ -139,8 +148,12 @@ def price_gpu_seconds(seconds: Decimal, instance: GpuInstance | None, capacity: 
 
 
 class FleetShares(Protocol):
-    spot_share: Decimal
-    savings_plan_share: Decimal
+    """How a fleet's instance-hours split (FleetShape is one; the rest is on-demand)."""
+
+    @property
+    def spot_share(self) -> Decimal: ...
+    @property
+    def savings_plan_share(self) -> Decimal: ...
 
 
 @dataclass(frozen=True)

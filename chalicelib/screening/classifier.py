@@ -7,8 +7,10 @@ At run time nothing but the standard library is needed: the Lambda stays small, 
 read lazily on the first screen, never on import.
 
 Bounded work: at most `max_windows` windows of `window` characters (evenly spread, always the first
-and the last) are prepared and scored; the verdict is the highest window's calibrated probability.
-So a 32,000-character prompt costs about what an 8,000-character one does. The rules read everything.
+and the last) are prepared and scored, each with the normaliser's folded reading of it, plus the first
+window of at most 2 payloads decoded from the first 2 x window x max_windows characters; the verdict is
+the highest window's calibrated probability. So a 32,000-character prompt costs about what an
+8,000-character one does. The rules read everything.
 """
 from __future__ import annotations
 

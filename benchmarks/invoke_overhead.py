@@ -27,19 +27,17 @@ class InstantBedrock:
 
     def converse(self, model_id: str, messages: Any, system: Any, tool_config: Any, max_tokens: int, timeout_s: Any = None,
                  inference: Any = None) -> Any:
-        from chalicelib.meter.pricing import Usage
+        from chalicelib.core import Usage
         from chalicelib.models import ModelTurn
 
         return ModelTurn([{"text": "ok"}], "end_turn", Usage(input_tokens=20, output_tokens=3))
 
 
-class MemoryDynamo:
-    def __init__(self) -> None:
-        self.items: dict[str, Any] = {}
+def memory_ledger() -> Any:
+    """The ledger's in-memory twin (the same conditional put as DynamoDB, no moto)."""
+    from chalicelib.table import InMemoryTable
 
-    def put_item(self, **kwargs: Any) -> dict[str, Any]:
-        self.items[json.dumps(kwargs["Item"].get("request_id"))] = kwargs["Item"]
-        return {}
+    return InMemoryTable("ledger", ("request_id",))
 
 
 def run(with_moto: bool) -> list[float]:
@@ -52,7 +50,7 @@ def run(with_moto: bool) -> list[float]:
     services = get_services()
     services.backends["bedrock"] = InstantBedrock()
     if not with_moto:
-        services.ledger = services.meter.ledger = Ledger(services.settings.ledger_table, "", 1, MemoryDynamo())
+        services.ledger = services.meter.ledger = Ledger(memory_ledger(), "", 1)
     return time_invokes("bench-key", "Summarise our refund policy for a customer in two sentences.", REQUESTS)
 
 

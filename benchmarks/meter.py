@@ -28,7 +28,7 @@ def write_cost() -> None:
     from moto import mock_aws
 
     from chalicelib.meter.ledger import LedgerEntry
-    from chalicelib.meter.pricing import Usage
+    from chalicelib.core import Usage
     from chalicelib.services import get_services, reset_services
     from devstack.bootstrap import bootstrap
 
@@ -58,7 +58,8 @@ def report_over_rows() -> None:
     from chalicelib.config import get_settings
     from chalicelib.meter.breakeven import coefficient_of_variation
     from chalicelib.meter.catalog import load_catalog
-    from chalicelib.meter.report import aggregate_ledger_rows, day_range, render_html, render_json, render_table, summarise, with_breakeven
+    from chalicelib.meter.render import render_html, render_json, render_table
+    from chalicelib.meter.report import aggregate_ledger_rows, day_range, summarise, with_breakeven
 
     rng = random.Random(1)
     today = date(2026, 12, 1)

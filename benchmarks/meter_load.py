@@ -77,7 +77,7 @@ def main() -> None:
         from chalicelib.meter.ledger import Ledger, LedgerEntry
         from chalicelib.meter.spill import MeterWriter
         from devstack.faults import THROTTLED, inject
-        from chalicelib.meter.pricing import Usage
+        from chalicelib.core import Usage
         from chalicelib.services import get_settings
         from devstack.bootstrap import bootstrap
 

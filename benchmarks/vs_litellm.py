@@ -32,7 +32,7 @@ def ledger_writes_alone(count: int) -> list[float]:
     from decimal import Decimal
 
     from chalicelib.meter.ledger import LedgerEntry
-    from chalicelib.meter.pricing import Usage
+    from chalicelib.core import Usage
     from chalicelib.services import get_services
 
     ledger = get_services().ledger
@@ -57,7 +57,7 @@ def crossover(url: str) -> tuple[list[float], list[float], list[float]]:
     from chalicelib.meter.ledger import Ledger
     from chalicelib.services import get_services, reset_services
     from devstack.bootstrap import bootstrap
-    from invoke_overhead import MemoryDynamo, time_invokes
+    from invoke_overhead import memory_ledger, time_invokes
 
     os.environ["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] = url
     if os.environ.get("BENCH_PLAIN_MOTO") != "1":
@@ -68,7 +68,7 @@ def crossover(url: str) -> tuple[list[float], list[float], list[float]]:
         with_moto = time_invokes("bench-key", PROMPT, REQUESTS)
         write_alone = ledger_writes_alone(REQUESTS)
         services = get_services()
-        services.ledger = services.meter.ledger = Ledger("ledger", "", 1, MemoryDynamo())
+        services.ledger = services.meter.ledger = Ledger(memory_ledger(), "", 1)
         in_memory = time_invokes("bench-key", PROMPT, REQUESTS)
     return with_moto, in_memory, write_alone
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
+
+from .basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
 
 MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$"
 MAX_OBJECT_BYTES = 50_000_000  # the largest uploaded object an S3 trigger reads

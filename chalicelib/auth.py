@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import threading
-import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import aws
 from .errors import Forbidden, Unauthenticated
+from .table import Table, open_table
+from .ttl_cache import TTLCache
 
 API_KEY_HEADER = "x-api-key"
 
@@ -43,54 +42,34 @@ def hash_api_key(api_key: str) -> str:
 
 
 class TenantStore:
-    def __init__(self, table_name: str, cache_ttl_s: float, dynamodb: Any | None = None) -> None:
-        self._table_name = table_name
-        self._ttl = cache_ttl_s
-        self._dynamodb = dynamodb
-        self._cache: dict[str, tuple[float, Tenant | None]] = {}
-        self._lock = threading.Lock()
+    """`table_name`: the tenants table's name, or a Table (an InMemoryTable twin in unit tests)."""
 
-    def _client(self) -> Any:
-        return self._dynamodb or aws.client("dynamodb")
+    def __init__(self, table_name: "str | Table", cache_ttl_s: float, dynamodb: Any | None = None) -> None:
+        self._table = open_table(table_name, ("key_hash",), dynamodb)
+        self._cache: TTLCache[Tenant | None] = TTLCache(cache_ttl_s)
 
     def put(self, tenant: str, api_key: str, roles: tuple[str, ...] = ("invoke",)) -> None:
         """Create or replace a tenant key (used by the bootstrap and admin tooling)."""
-        self._client().put_item(
-            TableName=self._table_name,
-            Item={
-                "key_hash": {"S": hash_api_key(api_key)},
-                "tenant": {"S": tenant},
-                "roles": {"SS": list(roles)},
-                "enabled": {"BOOL": True},
-            },
-        )
+        self._table.put({"key_hash": hash_api_key(api_key), "tenant": tenant, "roles": set(roles), "enabled": True})
         self.register(tenant)
 
     def register(self, tenant: str) -> None:
         """Mark the tenant as existing (event triggers name tenants without keys). The item's key can
         never collide with a key digest: digests are 64 hex characters."""
-        self._client().put_item(TableName=self._table_name, Item={"key_hash": {"S": f"tenant#{tenant}"}, "tenant": {"S": tenant}})
+        self._table.put({"key_hash": f"tenant#{tenant}", "tenant": tenant})
 
     def exists(self, tenant: str) -> bool:
-        return "Item" in self._client().get_item(TableName=self._table_name, Key={"key_hash": {"S": f"tenant#{tenant}"}})
+        return self._table.get({"key_hash": f"tenant#{tenant}"}, consistent=False) is not None
+
+    def _load(self, key_hash: str) -> Tenant | None:
+        item = self._table.get({"key_hash": key_hash}, consistent=False)
+        if not item or "roles" not in item:
+            return None
+        return Tenant(tenant=item["tenant"], roles=tuple(sorted(item["roles"])), enabled=item.get("enabled", True),
+                      key_hash=item["key_hash"])
 
     def lookup(self, key_hash: str) -> Tenant | None:
-        now = time.monotonic()
-        cached = self._cache.get(key_hash)
-        if cached and cached[0] > now:
-            return cached[1]
-        item = self._client().get_item(TableName=self._table_name, Key={"key_hash": {"S": key_hash}}, ConsistentRead=False).get("Item")
-        tenant = None
-        if item and "roles" in item:
-            tenant = Tenant(
-                tenant=item["tenant"]["S"],
-                roles=tuple(sorted(item.get("roles", {}).get("SS", ["invoke"]))),
-                enabled=item.get("enabled", {}).get("BOOL", True),
-                key_hash=item["key_hash"]["S"],
-            )
-        with self._lock:
-            self._cache[key_hash] = (now + self._ttl, tenant)
-        return tenant
+        return self._cache.get_or_load(key_hash, lambda: self._load(key_hash))
 
     def authenticate(self, headers: dict[str, str]) -> Tenant:
         """The tenant owning the request's API key, or Unauthenticated/Forbidden."""

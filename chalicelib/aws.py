@@ -41,12 +41,34 @@ def client(service: str, config: "Config | None" = None) -> Any:
     if found is not None:
         return found
     shared = session()
+    from botocore.exceptions import UnknownServiceError  # loaded with boto3 already
+
     with _lock:  # creating clients from one Session is not thread-safe
         found = _clients.get(key)
         if found is None:
-            found = shared.client(service, config=config)
+            try:
+                found = shared.client(service, config=config)
+            except UnknownServiceError as exc:
+                raise ServiceNotPackaged(service) from exc
             _clients[key] = found
         return found
+
+
+class ServiceNotPackaged(RuntimeError):
+    """The layer ships botocore data only for the services the code names (deploy/botocore_data.py)."""
+
+    def __init__(self, service: str) -> None:
+        super().__init__(f"botocore has no data for {service!r} in this deployment: the layer keeps only the services the "
+                         "code names in a client(...) call (deploy/botocore_data.py), so name this one literally and repackage")
+
+
+def error_code(exc: BaseException | None) -> str:
+    """The AWS error code of a botocore ClientError ("ConditionalCheckFailedException", "NoSuchKey", ...);
+    "" for anything else, so callers can test it without first checking the exception's type."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return ""
+    return str(response.get("Error", {}).get("Code") or "")
 
 
 def reset_clients() -> None:

@@ -15,10 +15,11 @@ import json
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from .api_schemas import MODEL_ID_PATTERN, TOOL_NAME_PATTERN, combination_error
 from .auth import Tenant
+from .basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
 from .conversations.messages import to_converse
 from .errors import ValidationFailed
 from .invoke import Exchange, ExchangeOutcome, run_exchange, screen_messages

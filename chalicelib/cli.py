@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Sequence, TextIO
 
+from .defaults import DEFAULT_BEDROCK_MODEL
+
 
 def screen_jsonl(source: TextIO, sink: TextIO, threshold: float) -> int:
     """One {"text": ...} per input line -> one {"blocked", "reasons", "score"} per output line, in order."""
@@ -104,6 +106,8 @@ def explain_aws_error(exc: Exception) -> str:
     """What went wrong talking to AWS, in one line that says what to do."""
     from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError, NoRegionError
 
+    from . import aws
+
     if isinstance(exc, NoRegionError):
         return "no AWS region configured: set AWS_DEFAULT_REGION or a profile region (boto3 does not read AWS_REGION), or use --stage local"
     if isinstance(exc, NoCredentialsError):
@@ -111,7 +115,7 @@ def explain_aws_error(exc: Exception) -> str:
     if isinstance(exc, EndpointConnectionError):
         return f"cannot reach {exc.kwargs.get('endpoint_url', 'the AWS endpoint')}: is the local stack running (make run)?"
     if isinstance(exc, ClientError):
-        code = exc.response.get("Error", {}).get("Code", "")
+        code = aws.error_code(exc)
         if code == "ResourceNotFoundException":
             return ("a meter table does not exist here: pick the deployment with --stage (local, dev, prod) "
                     "or set LEDGER_TABLE / AGGREGATES_TABLE / DECISIONS_TABLE / BUDGETS_TABLE")
@@ -120,7 +124,7 @@ def explain_aws_error(exc: Exception) -> str:
 
 
 def cost_report(args: argparse.Namespace) -> int:
-    from .meter.report import render_html, render_json, render_table
+    from .meter.render import render_html, render_json, render_table
     from .meter.service import report_for
     from .services import get_services
 
@@ -169,6 +173,25 @@ def meter_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def routing_command(args: argparse.Namespace) -> int:
+    """Show or set a tenant's routing mode (`*`: the default for every tenant), or move modes out of the
+    screening policies table (where older versions stored them) into tenant settings."""
+    from .services import get_services
+    from .tenant_settings import TenantSettings, migrate_routing_modes
+
+    services = get_services()
+    router, store = services.router, services.router.tenant_settings
+    if args.routing_command == "migrate":
+        moved = migrate_routing_modes(services.settings.policies_table, store)
+        print(json.dumps({"migrated": moved}))
+        return 0
+    if args.routing_command == "set":
+        store.put(args.tenant, TenantSettings(routing_mode=args.mode).over(store.get(args.tenant)))
+    print(json.dumps({"tenant": args.tenant, "stored": store.get(args.tenant).routing_mode,
+                      "sync": router.mode_for(args.tenant, "sync"), "job": router.mode_for(args.tenant, "job")}))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="crossover", description="Crossover operations.")
     parser.add_argument("--stage", help="read table names etc. from this Chalice stage in .chalice/config.json "
@@ -182,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     whatif = cost.add_parser("whatif", help="Bedrock vs self-hosted for a traffic profile (defaults from the price catalog)")
     whatif.add_argument("--tokens-per-month", type=float, required=True)
     whatif.add_argument("--output-share", type=float, default=0.25, help="fraction of tokens that are output tokens")
-    whatif.add_argument("--bedrock-model", default="anthropic.claude-3-sonnet-20240229-v1:0")
+    whatif.add_argument("--bedrock-model", default=DEFAULT_BEDROCK_MODEL)
     whatif.add_argument("--self-hosted-model", help="default: the catalog's equivalent-quality pair of the Bedrock model")
     whatif.add_argument("--instance", help="default: the self-hosted model's instance in the catalog (EC2, as Batch runs it)")
     whatif.add_argument("--cache-read-share", type=float, default=0.0, help="fraction of tokens that are cache reads")
@@ -212,6 +235,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     meter = commands.add_parser("meter", help="the ledger's last-resort replay").add_subparsers(dest="meter_command", required=True)
     replay = meter.add_parser("replay", help="write `meter.record_failed` entries from a JSON log export back into the ledger")
     replay.add_argument("--log", required=True, help="log file (JSON lines, e.g. a CloudWatch Logs export); '-' for stdin")
+    routing = commands.add_parser("routing", help="per-tenant routing mode (bedrock, self_hosted, auto)")
+    routing_commands = routing.add_subparsers(dest="routing_command", required=True)
+    show = routing_commands.add_parser("show", help="the stored and the effective mode for sync calls and jobs")
+    show.add_argument("--tenant", default="*", help="default: '*', the account-wide default")
+    set_mode = routing_commands.add_parser("set", help="store a routing mode")
+    set_mode.add_argument("mode", choices=["bedrock", "self_hosted", "auto"])
+    set_mode.add_argument("--tenant", default="*", help="default: '*', the account-wide default")
+    routing_commands.add_parser("migrate", help="copy routing modes from the screening policies table (older versions) "
+                                                "into tenant settings; run it before deploying this version")
     args = parser.parse_args(argv)
     try:
         apply_stage(args.stage, args.chalice_config)
@@ -231,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "meter":
         return meter_replay(args)
+    if args.command == "routing":
+        return routing_command(args)
     if args.command == "dlq":
         return dlq_command(args)
     if args.command == "screen":

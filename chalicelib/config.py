@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .defaults import DEFAULT_BEDROCK_MODEL, DEFAULT_SELF_HOSTED_MODEL
+
 # Environment variable -> the logical id of the resource in deploy/resources.json.
 # The local bootstrap and the deploy template check both read this mapping.
 RESOURCE_ENV_VARS: dict[str, str] = {
@@ -81,6 +83,7 @@ class Settings:
     kms_key_id: str
     report_days: int
     routing_mode: str
+    job_routing_mode: str
     self_hosted_endpoint: str
     self_hosted_model: str
     self_hosted_timeout_s: float
@@ -158,12 +161,14 @@ def get_settings() -> Settings:
         kms_key_id=os.environ.get("KMS_KEY_ID", ""),
         report_days=_env_int("REPORT_DAYS", 30),
         routing_mode=os.environ.get("ROUTING_MODE", "bedrock"),
+        # Jobs start on the Batch GPU path (and fall back by themselves) unless a tenant's mode says otherwise.
+        job_routing_mode=os.environ.get("JOB_ROUTING_MODE", "self_hosted"),
         self_hosted_endpoint=os.environ.get("SELF_HOSTED_ENDPOINT", ""),
-        self_hosted_model=os.environ.get("SELF_HOSTED_MODEL", "qwen3-32b"),
+        self_hosted_model=os.environ.get("SELF_HOSTED_MODEL", DEFAULT_SELF_HOSTED_MODEL),
         # Seed 002: fall back to Bedrock when a self-hosted call passes 120 s.
         self_hosted_timeout_s=_env_float("SELF_HOSTED_TIMEOUT_S", 120.0),
         ops_ready=os.environ.get("OPS_READY", "false").lower() == "true",
-        default_model=os.environ.get("DEFAULT_MODEL", "anthropic.claude-3-sonnet-20240229-v1:0"),
+        default_model=os.environ.get("DEFAULT_MODEL", DEFAULT_BEDROCK_MODEL),
         price_catalog_path=os.environ.get(
             "PRICE_CATALOG_PATH", os.path.join(here, "meter", "catalog", "prices.json")
         ),
@@ -195,7 +200,7 @@ def get_settings() -> Settings:
         conversations_table=os.environ.get("CONVERSATIONS_TABLE", "crossover-conversations"),
         conversation_ttl_s=_env_int("CONVERSATION_TTL_S", 30 * 86400),
         conversation_window_tokens=_env_int("CONVERSATION_WINDOW_TOKENS", 16_000),
-        # JSON object, alias -> Bedrock model id (e.g. {"claude-sonnet": "anthropic.claude-3-sonnet-20240229-v1:0"}).
+        # JSON object, alias -> Bedrock model id (e.g. {"claude-sonnet": <a Bedrock model id>}).
         model_aliases=_env_json_map("MODEL_ALIASES"),
         registry_table=os.environ.get("REGISTRY_TABLE", "crossover-registry"),
         # Registered tools run as this role, tagged with the tenant (deploy/package.py); empty locally.

@@ -63,7 +63,7 @@ def redrive(queue_name: str) -> dict[str, Any]:
         task = sqs.start_message_move_task(SourceArn=dlq_arn, DestinationArn=arn)
         return {"method": "start_message_move_task", "task_handle": task["TaskHandle"]}
     except (NotImplementedError, ClientError) as exc:
-        if isinstance(exc, ClientError) and exc.response["Error"]["Code"] not in ("InternalFailure", "UnsupportedOperation", "InvalidAction", "500", "NotImplemented"):
+        if isinstance(exc, ClientError) and aws.error_code(exc) not in ("InternalFailure", "UnsupportedOperation", "InvalidAction", "500", "NotImplemented"):
             raise
     moved = 0
     fifo = url.endswith(".fifo")

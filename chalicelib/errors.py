@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import aws
+
 
 class CrossoverError(Exception):
     """Base error. `status` is the HTTP status, `code` the stable machine-readable code."""
@@ -100,7 +102,7 @@ def from_aws_failure(exc: BaseException) -> CrossoverError | None:
 
     if isinstance(exc, ClientError):
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
-        code = str(exc.response.get("Error", {}).get("Code", ""))
+        code = aws.error_code(exc)
         if status < 500 and "Throttl" not in code and code not in ("ProvisionedThroughputExceededException", "RequestLimitExceeded", "SlowDown"):
             return None
         service = exc.operation_name

@@ -14,10 +14,11 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from . import aws, safe_json, storage
-from .dynamo import from_item, to_item
+from .basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
+from .dynamo import plain
 from .api_schemas import MAX_OBJECT_BYTES, InvokeRequest
 from .auth import Tenant
 from .errors import CrossoverError, ModelTimeout, ModelUnavailable, PromptRejected, Throttled, ValidationFailed
@@ -25,6 +26,7 @@ from .idempotency import run_once, stable_request_id
 from .jobs.models import JobInput, JobRequest
 from .observability import logger, metrics
 from .services import Services
+from .table import Table, open_table
 from .timing import Deadline
 
 Kind = Literal["job", "invoke"]
@@ -69,17 +71,18 @@ class S3Notification(BaseModel):
 
 
 class EventOutcomes:
-    def __init__(self, table: str) -> None:
-        self._table = table
+    """`table`: the events table's name, or a Table (an InMemoryTable twin in unit tests)."""
+
+    def __init__(self, table: "str | Table") -> None:
+        self._table = open_table(table, ("event_id",))
 
     def record(self, event_id: str, **fields: Any) -> None:
-        item = {"event_id": event_id, "at": datetime.now(timezone.utc).isoformat(),
-                "expires_at": int((datetime.now(timezone.utc) + OUTCOME_TTL).timestamp()), **fields}
-        aws.client("dynamodb").put_item(TableName=self._table, Item=to_item(item))
+        self._table.put({"event_id": event_id, "at": datetime.now(timezone.utc).isoformat(),
+                         "expires_at": int((datetime.now(timezone.utc) + OUTCOME_TTL).timestamp()), **fields})
 
     def get(self, event_id: str) -> dict[str, Any] | None:
-        item = aws.client("dynamodb").get_item(TableName=self._table, Key={"event_id": {"S": event_id}}).get("Item")
-        return from_item(item) if item else None
+        item = self._table.get({"event_id": event_id}, consistent=False)
+        return plain(item) if item else None
 
 
 def event_tenant(name: str) -> Tenant:
@@ -129,7 +132,7 @@ class EventProcessor:
         except (ValueError, UnicodeDecodeError) as exc:
             return self._reject(event_id, source, tenant_name, "unreadable_object", str(exc)[:300])
         except Exception as exc:
-            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+            code = aws.error_code(exc)
             if code in ("NoSuchKey", "404", "403", "AccessDenied", "NoSuchVersion"):
                 return self._reject(event_id, source, tenant_name, "unreadable_object", f"S3 said {code}")
             raise

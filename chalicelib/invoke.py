@@ -1,12 +1,14 @@
 """The synchronous request path, shared by /v1/invoke and /v1/chat/completions.
 
-`run_exchange` is the one path every model request takes: tools checked, budget reserved, backend
-routed (with fallback), the agent loop run, the budget settled, the ledger written once, metrics
-and the audit log emitted. The API adapters (`invoke` here, chalicelib/chat_completions.py) turn
+`run_exchange` is the one path every model request takes: screen (tools checked, the system prompt
+screened) -> reserve (the worst case against the budget) -> route and run (chalicelib/router.py picks
+the backend and falls back) -> settle (once, for every attempt) -> meter (one ledger record per model
+call that was billed, metrics, the audit log). The API adapters (`invoke` here, chalicelib/chat_completions.py) turn
 their request into an `Exchange` (Converse messages, screened) and its outcome into their answer.
 """
 from __future__ import annotations
 
+import functools
 import json
 import time
 import uuid
@@ -16,18 +18,20 @@ from decimal import Decimal
 from typing import Any
 
 from .agent.client_tools import compile_client_tools
-from .agent.loop import TOOL_USE, AgentLimits, AgentResult, Spent, run_agent, user_text
+from .agent.loop import TOOL_USE, AgentLimits, AgentResult, ClientInputCheck, Spent, ToolExecutor, run_agent, user_text
 from .api_schemas import InvokeRequest, InvokeResponse
 from .auth import Tenant
 from .conversations.messages import merge_roles, to_converse, to_public, tool_result_block
 from .conversations.store import Conversation, Turn, new_conversation_id
 from .conversations.window import fit_window
-from .errors import CrossoverError, ModelTimeout, ModelUnavailable, NotFound, Throttled, ValidationFailed
+from .errors import CrossoverError, NotFound, ValidationFailed
 from .meter.ledger import LedgerEntry
+from .core import Usage
 from .meter.catalog import TokenPrice
-from .meter.pricing import Usage, price_usage
+from .meter.pricing import price_usage, self_hosted_price, worst_case_cost
 from .observability import logger, metrics
-from .routing import RouteDecision, Workload, choose_backend
+from .router import Tried
+from .routing import Backend, model_for
 from .services import Services
 from .timing import Deadline
 
@@ -69,34 +73,6 @@ def resolve_model(aliases: dict[str, str], requested: str | None, default: str) 
     return aliases.get(requested, requested) if requested else default
 
 
-def worst_case_cost(input_bytes: int, limits: AgentLimits, price: TokenPrice | None, spent: Spent | None = None) -> Decimal:
-    """An upper bound of what the request can cost, reserved against the tenant's budget.
-
-    A token is at least one byte of UTF-8, so bytes bound the input tokens of one step; the loop
-    stops once the exchange passes `max_cost_usd`, so it can overshoot by at most one step.
-    Unpriced models reserve what is left of the per-exchange cap.
-    """
-    spent = spent or Spent()
-    remaining = max(limits.max_cost_usd - spent.cost_usd, Decimal(0))
-    steps_left = max(limits.max_steps - spent.steps, 0)
-    if price is None:
-        return remaining
-    one_step = price_usage(Usage(input_tokens=input_bytes, output_tokens=limits.max_tokens), price) or Decimal(0)
-    return min(one_step * steps_left, remaining + one_step)
-
-
-def route_for(services: Services, tenant: Tenant, workload: Workload, trace_id: str) -> RouteDecision:
-    """Choose the backend and log why (every routing decision is audited)."""
-    mode = services.screening.policies.routing_mode_for(tenant.tenant) or services.settings.routing_mode
-    # Jobs always have the Batch GPU path; sync calls need a configured self-hosted endpoint.
-    available = workload == "job" or "self_hosted" in services.backends
-    decision = choose_backend(mode, workload, services.recommendation() if mode == "auto" else None,
-                              available, services.breakers["self_hosted"].allows())
-    logger.info("routing.decision", extra={"trace_id": trace_id, "tenant": tenant.tenant, "workload": workload,
-                                           "mode": mode, "backend": decision.backend, "reason": decision.reason})
-    return decision
-
-
 def screen_messages(services: Services, tenant: Tenant, trace_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Screen every text and tool result the caller put in user messages; PII-redacted where the policy says."""
     screened = []
@@ -123,80 +99,122 @@ def screen_messages(services: Services, tenant: Tenant, trace_id: str, messages:
     return screened
 
 
-def run_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_id: str, request_id: str | None = None,
-                 deadline: Deadline | None = None) -> ExchangeOutcome:
-    """`deadline`: the request's time budget (API Gateway's 29 s); the loop stops with 504 deadline_exceeded past it."""
-    started = time.perf_counter()
+@dataclass(frozen=True)
+class ExchangePlan:
+    """What every attempt of one exchange runs with, whichever backend serves it (built before any spend)."""
+
+    exchange: Exchange
+    tool_specs: list[dict[str, Any]]
+    execute: ToolExecutor
+    client_checks: dict[str, ClientInputCheck]
+    limits: AgentLimits
+    bedrock_model: str
+    guard: Any
+    deadline: Deadline | None
+
+
+def plan_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_id: str, deadline: Deadline | None) -> ExchangePlan:
+    """Tools checked and compiled, the system prompt screened, the limits and the requested model fixed."""
     settings = services.settings
     check_tools(services, exchange.server_tools)
     client_specs, client_checks = compile_client_tools(exchange.client_tools, reserved=set(exchange.server_tools))
-    tool_specs = services.tools.tool_specs(exchange.server_tools) + client_specs
-    execute = services.tools.executor(exchange.server_tools)
     if exchange.system:
         services.screening.require_allowed(exchange.system, tenant.tenant, trace_id, "invoke.system")
-
     limits = AgentLimits(
         max_steps=settings.max_agent_steps,
         max_cost_usd=Decimal(str(settings.max_request_cost_usd)),
         max_tokens=min(exchange.max_tokens or settings.max_output_tokens, settings.max_output_tokens),
         tool_timeout_s=settings.tool_timeout_s,
     )
-    bedrock_model = resolve_model(settings.model_aliases, exchange.model, settings.default_model)
-    input_bytes = len(json.dumps([exchange.messages, tool_specs], default=str).encode()) + len((exchange.system or "").encode())
-    # Reserve at Bedrock's price: a self-hosted call may fall back to it.
-    reservation = services.budgets.reserve(tenant.tenant, worst_case_cost(input_bytes, limits, services.catalog.token_price(bedrock_model),
-                                                                          exchange.spent))
+    return ExchangePlan(exchange, services.tools.tool_specs(exchange.server_tools) + client_specs,
+                        services.tools.executor(exchange.server_tools), client_checks, limits,
+                        resolve_model(settings.model_aliases, exchange.model, settings.default_model),
+                        services.screening.tool_result_guard(tenant.tenant, trace_id), deadline)
+
+
+def reservation_for(services: Services, plan: ExchangePlan) -> Decimal:
+    """The worst case at Bedrock's price: a self-hosted call may fall back to it."""
+    exchange = plan.exchange
+    input_bytes = len(json.dumps([exchange.messages, plan.tool_specs], default=str).encode()) + len((exchange.system or "").encode())
+    return worst_case_cost(input_bytes, plan.limits, services.catalog.token_price(plan.bedrock_model), exchange.spent)
+
+
+def model_and_price(services: Services, plan: ExchangePlan, backend: str) -> tuple[str, TokenPrice | None]:
+    """The model a backend runs for this exchange, and its price."""
+    model_id = model_for(backend, plan.bedrock_model, services.settings.self_hosted_model)
+    catalog = services.catalog
+    return model_id, self_hosted_price(catalog, model_id) if backend == "self_hosted" else catalog.token_price(model_id)
+
+
+def run_on(services: Services, plan: ExchangePlan, backend: Backend) -> AgentResult:
+    """The agent loop on one backend (one attempt; the router calls it again on Bedrock to fall back)."""
+    model_id, token_price = model_and_price(services, plan, backend)
+    exchange = plan.exchange
+    return run_agent(services.backends[backend], model_id, exchange.messages, exchange.system, plan.tool_specs, plan.execute,
+                     plan.limits, price=lambda usage: price_usage(usage, token_price), guard_tool_result=plan.guard,
+                     client_tools=plan.client_checks, tool_choice=exchange.tool_choice if plan.tool_specs else None,
+                     inference=exchange.inference, spent=exchange.spent, deadline=plan.deadline)
+
+
+def partial_usage(error: CrossoverError | None) -> Usage:
+    """What a failed attempt's steps used before it failed (billed by the provider all the same)."""
+    usage: Usage = getattr(error, "partial_usage", None) or Usage()
+    return usage
+
+
+def attempt_cost(services: Services, plan: ExchangePlan, attempt: Tried[AgentResult]) -> Decimal | None:
+    """What one attempt cost: its result's price, or the price of the steps a failed one ran (None: unpriced)."""
+    if attempt.value is not None:
+        return attempt.value.cost_usd
+    usage = partial_usage(attempt.error)
+    if not (usage.input_tokens or usage.output_tokens):
+        return Decimal(0)
+    return price_usage(usage, model_and_price(services, plan, attempt.backend)[1])
+
+
+def total_cost(costs: list[Decimal | None]) -> Decimal | None:
+    """The exchange's cost over all its attempts; None when any part is unpriced (the reservation then stays)."""
+    return None if any(cost is None for cost in costs) else sum((cost for cost in costs if cost is not None), Decimal(0))
+
+
+def run_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_id: str, request_id: str | None = None,
+                 deadline: Deadline | None = None) -> ExchangeOutcome:
+    """screen -> reserve -> route and run -> settle -> meter.
+
+    `deadline`: the request's time budget (API Gateway's 29 s); the loop stops with 504 deadline_exceeded
+    past it, and the steps that ran are settled and metered like any failed attempt's.
+    """
+    started = time.perf_counter()
+    plan = plan_exchange(services, tenant, exchange, trace_id, deadline)
+    reservation = services.budgets.reserve(tenant.tenant, reservation_for(services, plan))
     request_id = request_id or f"req-{uuid.uuid4().hex}"
-    route = route_for(services, tenant, "sync", trace_id)
-    guard = services.screening.tool_result_guard(tenant.tenant, trace_id)
-    settled = False
+    route = services.router.route(tenant.tenant, "sync", trace_id)
+    attempts = services.router.call_with_fallback(route, functools.partial(run_on, services, plan), tenant.tenant, trace_id)
+    costs = [attempt_cost(services, plan, attempt) for attempt in attempts]
+    services.budgets.settle(reservation, total_cost(costs))  # once, for every attempt together
+    meter_failed_attempts(services, tenant, plan, attempts, costs, request_id, trace_id)
+    answer = attempts[-1]
+    if answer.error is not None:
+        raise answer.error
+    assert answer.value is not None
+    result = answer.value
+    model_id = model_and_price(services, plan, answer.backend)[0]
+    written = _record(services, request_id, tenant, model_id, answer.backend, result.usage, result.cost_usd, trace_id)
+    _emit(tenant, model_id, answer.backend, trace_id, request_id, result.usage, result.cost_usd, result.stop_reason,
+          len(result.tool_calls), (time.perf_counter() - started) * 1000, written)
+    return ExchangeOutcome(result, model_id, answer.backend, request_id)
 
-    def attempt(backend_name: str) -> tuple[AgentResult, str, str]:
-        nonlocal settled
-        backend = services.backends[backend_name]
-        model_id = settings.self_hosted_model if backend_name == "self_hosted" else bedrock_model
-        token_price = services.catalog.self_hosted_price(model_id) if backend_name == "self_hosted" else services.catalog.token_price(model_id)
-        try:
-            result = run_agent(backend, model_id, exchange.messages, exchange.system, tool_specs, execute, limits,
-                               price=lambda usage: price_usage(usage, token_price), guard_tool_result=guard,
-                               client_tools=client_checks, tool_choice=exchange.tool_choice if tool_specs else None,
-                               inference=exchange.inference, spent=exchange.spent, deadline=deadline)
-        except CrossoverError as exc:
-            partial: Usage = getattr(exc, "partial_usage", Usage())
-            if partial.input_tokens or partial.output_tokens:
-                # The steps that ran were billed: record them under their own id, so a retry (or the
-                # fallback) under the same request id is recorded too.
-                services.budgets.settle(reservation, price_usage(partial, token_price))
-                settled = True
-                _record(services, f"{request_id}#failed-{uuid.uuid4().hex[:8]}", tenant, model_id, backend_name, partial,
-                        price_usage(partial, token_price), trace_id)
-            raise
-        return result, backend_name, model_id
 
-    try:
-        try:
-            result, backend_name, model_id = attempt(route.backend)
-            if route.backend == "self_hosted":
-                services.breakers["self_hosted"].record(True)
-        except (ModelUnavailable, ModelTimeout, Throttled) as exc:
-            if route.backend != "self_hosted":
-                raise
-            services.breakers["self_hosted"].record(False)
-            logger.warning("routing.fallback", extra={"trace_id": trace_id, "tenant": tenant.tenant, "from": "self_hosted",
-                                                      "to": "bedrock", "reason": exc.code})
-            metrics.add_metric(name="SelfHostedFallbacks", unit="Count", value=1)
-            result, backend_name, model_id = attempt("bedrock")
-    except CrossoverError:
-        if not settled:
-            services.budgets.settle(reservation, Decimal(0))
-        raise
-    if not settled:
-        services.budgets.settle(reservation, result.cost_usd)
-    written = _record(services, request_id, tenant, model_id, backend_name, result.usage, result.cost_usd, trace_id)
-    latency_ms = (time.perf_counter() - started) * 1000
-    _emit(tenant, model_id, backend_name, trace_id, request_id, result.usage, result.cost_usd, result.stop_reason,
-          len(result.tool_calls), latency_ms, written)
-    return ExchangeOutcome(result, model_id, backend_name, request_id)
+def meter_failed_attempts(services: Services, tenant: Tenant, plan: ExchangePlan, attempts: list[Tried[AgentResult]],
+                          costs: list[Decimal | None], request_id: str, trace_id: str) -> None:
+    """One ledger record per failed attempt whose steps were billed, under its own id (so a retry, or the
+    fallback, under the same request id is recorded too)."""
+    for attempt, cost in zip(attempts, costs):
+        usage = partial_usage(attempt.error)
+        if attempt.error is None or not (usage.input_tokens or usage.output_tokens):
+            continue
+        model_id = model_and_price(services, plan, attempt.backend)[0]
+        _record(services, f"{request_id}#failed-{uuid.uuid4().hex[:8]}", tenant, model_id, attempt.backend, usage, cost, trace_id)
 
 
 # ---------- POST /v1/invoke ----------

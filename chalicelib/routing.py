@@ -1,25 +1,33 @@
-"""Which backend serves a call: the routing policy (pure) and a per-backend circuit breaker.
+"""The route decision: which backend serves a call, as pure functions over plain data.
 
-Modes, per tenant or global: `bedrock`, `self_hosted`, `auto`. In `auto` the router follows the
-cost meter's stored recommendation for eligible workloads (long jobs first; sync calls only when
-a self-hosted endpoint is configured) and falls back to Bedrock while the self-hosted path is
-unhealthy (circuit open).
+Modes, per tenant (chalicelib/tenant_settings.py) or global: `bedrock`, `self_hosted`, `auto`. In
+`auto` a call follows the cost meter's stored recommendation; sync calls go self-hosted only when a
+self-hosted endpoint is configured, and fall back to Bedrock while that path is unhealthy (circuit
+open) or when a self-hosted call fails for availability. Jobs always have the Batch GPU path; in
+`bedrock` mode a job goes straight to the Bedrock path.
+
+The state these functions are fed from (the mode lookup, the recommendation cache, the circuit
+breakers) and the call with fallback live in chalicelib/router.py.
 """
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass
 from typing import Literal
 
+from .errors import ModelTimeout, ModelUnavailable, Throttled
+
 Mode = Literal["bedrock", "self_hosted", "auto"]
 Workload = Literal["sync", "job"]
+Backend = Literal["bedrock", "self_hosted"]
 MODES = ("bedrock", "self_hosted", "auto")
+# A self-hosted call failing with one of these is retried once on Bedrock (the error is about the
+# backend, not the request); anything else, a deadline included, is the caller's answer.
+FALLBACK_CODES = frozenset({ModelUnavailable.code, ModelTimeout.code, Throttled.code})
 
 
 @dataclass(frozen=True)
 class RouteDecision:
-    backend: Literal["bedrock", "self_hosted"]
+    backend: Backend
     reason: str
 
 
@@ -40,39 +48,14 @@ def choose_backend(mode: str, workload: Workload, recommendation: str | None,
     return RouteDecision("self_hosted", reason)
 
 
-class CircuitBreaker:
-    """Opens after `threshold` consecutive failures; lets one trial call through after `cooldown_s`.
+def fallback_backend(backend: str, error_code: str | None) -> Backend | None:
+    """Where a call goes after failing on `backend` with `error_code` (None: it succeeded): Bedrock once
+    for a self-hosted availability failure, nowhere otherwise (Bedrock has no fallback)."""
+    if backend == "self_hosted" and error_code in FALLBACK_CODES:
+        return "bedrock"
+    return None
 
-    Per process (a warm Lambda): each container learns on its own, which is enough to stop a
-    failing backend from eating every request's latency budget.
-    """
 
-    def __init__(self, threshold: int = 3, cooldown_s: float = 30.0, clock: "callable[[], float]" = time.monotonic) -> None:  # type: ignore[valid-type]
-        self._threshold = threshold
-        self._cooldown = cooldown_s
-        self._clock = clock
-        self._failures = 0
-        self._opened_at: float | None = None
-        self._lock = threading.Lock()
-
-    def allows(self) -> bool:
-        with self._lock:
-            if self._opened_at is None:
-                return True
-            if self._clock() - self._opened_at >= self._cooldown:
-                self._opened_at = self._clock()  # half-open: one trial, then wait again unless it succeeds
-                return True
-            return False
-
-    def record(self, success: bool) -> None:
-        with self._lock:
-            if success:
-                self._failures, self._opened_at = 0, None
-                return
-            self._failures += 1
-            if self._failures >= self._threshold:
-                self._opened_at = self._clock()
-
-    @property
-    def is_open(self) -> bool:
-        return self._opened_at is not None
+def model_for(backend: str, bedrock_model: str, self_hosted_model: str) -> str:
+    """The model a backend runs for a request that asked for `bedrock_model` (self-hosted serves one model)."""
+    return self_hosted_model if backend == "self_hosted" else bedrock_model

@@ -20,9 +20,10 @@ from .models.bedrock import BedrockBackend
 from .models.self_hosted import SelfHostedBackend
 from .registry.store import DynamoRegistryStore, RegistryStore
 from .registry.toolbox import ToolClients
-from .routing import CircuitBreaker
+from .router import RecommendationCache, Router
 from .screening import Policy
 from .screening.service import PolicyStore, ScreeningService
+from .tenant_settings import TenantSettingsStore
 
 
 @dataclass
@@ -37,42 +38,30 @@ class Services:
     backends: dict[str, ModelBackend]
     tools: ToolRegistry
     screening: ScreeningService
-    breakers: dict[str, CircuitBreaker]
+    router: Router
     conversations: ConversationStore
     registry: RegistryStore
     tool_clients: ToolClients
-    _recommendation: tuple[float, str] | None = None
-
-    def recommendation(self) -> str:
-        """The cost meter's current recommendation, cached for a minute (it changes once a day)."""
-        import time
-
-        now = time.monotonic()
-        if self._recommendation is None or self._recommendation[0] < now:
-            try:
-                current = self.decisions.latest().current
-            except Exception:  # no decision table yet, or DynamoDB unreachable: Bedrock stays the default
-                current = "stay_on_bedrock"
-            self._recommendation = (now + 60, current)
-        return self._recommendation[1]
 
 
 @lru_cache(maxsize=1)
 def get_services() -> Services:
     settings = get_settings()
     ledger = Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards)
+    decisions = DecisionStore(settings.decisions_table)
+    backends = build_backends(settings)
     return Services(
         settings=settings,
         tenants=TenantStore(settings.tenants_table, settings.tenant_cache_ttl_s),
         ledger=ledger,
         meter=MeterWriter(ledger, settings.meter_spill_queue),
         budgets=Budgets(settings.budgets_table, alerts=BudgetAlerts(settings.budgets_table, AlertsConfig.from_env())),
-        decisions=DecisionStore(settings.decisions_table),
+        decisions=decisions,
         catalog=load_catalog(settings.price_catalog_path),
-        backends=build_backends(settings),
+        backends=backends,
         tools=REGISTRY,
         screening=build_screening(settings),
-        breakers={"self_hosted": CircuitBreaker()},
+        router=build_router(settings, decisions, "self_hosted" in backends),
         conversations=DynamoConversationStore(settings.conversations_table),
         registry=DynamoRegistryStore(settings.registry_table),
         tool_clients=ToolClients(settings.tool_role_arn, settings.tool_secret_cache_s),
@@ -84,6 +73,13 @@ def build_backends(settings: Settings) -> dict[str, ModelBackend]:
     if settings.self_hosted_endpoint:
         backends["self_hosted"] = SelfHostedBackend(settings.self_hosted_endpoint, settings.self_hosted_timeout_s, settings.self_hosted_model)
     return backends
+
+
+def build_router(settings: Settings, decisions: DecisionStore, self_hosted_endpoint: bool) -> Router:
+    return Router(TenantSettingsStore(settings.tenants_table, settings.tenant_cache_ttl_s),
+                  RecommendationCache(lambda: decisions.latest().current),
+                  default_mode=settings.routing_mode, job_default_mode=settings.job_routing_mode,
+                  self_hosted_endpoint=self_hosted_endpoint)
 
 
 def build_screening(settings: Settings) -> ScreeningService:

@@ -23,15 +23,20 @@ def tenant_key(area: str, tenant: str, *parts: str) -> str:
     return "/".join((area, tenant, *parts))
 
 
-def encryption_args(kms_key_id: str, tenant: str) -> dict[str, str]:
-    """SSE-KMS with the tenant in the encryption context (IAM can scope keys per tenant); SSE-S3 without a key."""
+def encryption_args(kms_key_id: str, tenant: str | None) -> dict[str, str]:
+    """SSE-KMS with the tenant in the encryption context (IAM can scope keys per tenant); SSE-S3 without a key.
+    tenant=None is for operator data (cost reports): S3's default context, the object's ARN, which the key
+    policy's OpsReportsThroughS3 statement allows for the reports bucket only."""
     if not kms_key_id:
         return {"ServerSideEncryption": "AES256"}
+    if tenant is None:
+        return {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms_key_id}
     context = base64.b64encode(json.dumps({"tenant": tenant}).encode()).decode()
     return {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms_key_id, "SSEKMSEncryptionContext": context}
 
 
-def put_text(bucket: str, key: str, text: str, kms_key_id: str, tenant: str, content_type: str = "application/x-ndjson") -> None:
+def put_text(bucket: str, key: str, text: str, kms_key_id: str, tenant: str | None, content_type: str = "application/x-ndjson") -> None:
+    """Every S3 write of ours goes through here, encrypted by `encryption_args`."""
     aws.client("s3").put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"), ContentType=content_type,
                                 **encryption_args(kms_key_id, tenant))
 

@@ -504,7 +504,12 @@ def add_functions(resources: dict[str, Any], env: dict[str, str], settings: dict
     names.update({"TOOL_ROLE_ARN": arn("ToolRole")})
     names.update({"STATE_MACHINE_ARN": {"Ref": "JobStateMachine"}, "KMS_KEY_ID": {"Ref": "DataKey"},
                   "BATCH_JOB_QUEUE": {"Ref": "GpuJobQueue"}, "BATCH_JOB_DEFINITION": {"Ref": "WorkerJobDefinition"},
-                  "BUDGET_ALERTS_TOPIC_ARN": {"Ref": "BudgetAlertsTopic"}})
+                  "BUDGET_ALERTS_TOPIC_ARN": {"Ref": "BudgetAlertsTopic"},
+                  # the break-even prices the fleet as deployed: Batch's warm on-demand vCPUs and instance types (meter/planning.py)
+                  "GPU_MIN_VCPUS": {"Ref": "WarmGpuVcpus"}})
+    batch = resources.get("GpuSpotEnvironment", {}).get("Properties", {}).get("ComputeResources", {})
+    if batch.get("InstanceTypes"):
+        names["GPU_INSTANCE_TYPES"] = ",".join(batch["InstanceTypes"])
     all_policies = policies()
     for function, name in FUNCTIONS.items():
         # Its own log group (with retention) rather than the one Lambda would create unbounded; it may write only there.
@@ -570,11 +575,14 @@ def main() -> None:
     chalice = os.path.join(os.path.dirname(sys.executable), "chalice")
     subprocess.run([chalice, "package", "--stage", args.stage, "--pkg-format", "cloudformation", "--merge-template", merge_path, out],
                    cwd=ROOT, env=env, check=True)
+    from botocore_data import trim_artefacts  # deploy/botocore_data.py: the layer keeps the services the code calls
     from bytecode import compile_artefacts  # deploy/bytecode.py: .pyc for Lambda's read-only code directories
 
+    kept, dropped = trim_artefacts(out)
     with open(os.path.join(out, "sam.json"), encoding="utf-8") as handle:
         compiled = compile_artefacts(out, json.load(handle))
-    print(f"packaged {args.stage}: {out}/sam.json and {out}/deployment.zip (bytecode added: {compiled})")
+    print(f"packaged {args.stage}: {out}/sam.json and {out}/deployment.zip (botocore data kept for {len(kept)} services, "
+          f"{len(dropped)} dropped: {', '.join(sorted(kept))}; bytecode added: {compiled})")
 
 
 if __name__ == "__main__":

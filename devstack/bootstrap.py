@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from chalicelib import aws
 from chalicelib.auth import TenantStore
 from chalicelib.config import RESOURCE_ENV_VARS, get_settings
 from devstack.chalice_stage import queue_settings
@@ -44,7 +45,7 @@ def create_table(dynamodb: Any, name: str, props: dict[str, Any]) -> None:
     try:
         dynamodb.create_table(**request)
     except ClientError as exc:
-        if exc.response["Error"]["Code"] != "ResourceInUseException":
+        if aws.error_code(exc) != "ResourceInUseException":
             raise
         return
     dynamodb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.2, "MaxAttempts": 50})
@@ -58,7 +59,7 @@ def create_bucket(s3: Any, name: str) -> None:
     try:
         s3.create_bucket(Bucket=name)
     except ClientError as exc:
-        if exc.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+        if aws.error_code(exc) not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
             raise
     s3.put_bucket_encryption(Bucket=name, ServerSideEncryptionConfiguration={
         "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})

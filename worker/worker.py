@@ -24,9 +24,12 @@ from typing import Any
 
 import boto3
 
-from .weights import ModelUnavailable, SyncReport, check_baked, sync_from_s3
+# Standard-library-only modules of chalicelib, shipped in the image beside worker/ (worker/Dockerfile).
+from chalicelib.defaults import DEFAULT_SELF_HOSTED_MODEL
+from chalicelib.jobs import protocol
+from chalicelib.jobs.protocol import env_float, env_int, env_str
 
-STALE_TOKEN = ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist")
+from .weights import ModelUnavailable, SyncReport, check_baked, sync_from_s3
 
 
 class Log:
@@ -85,26 +88,27 @@ class Config:
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Config":
+        """The job's hand-off from job_steps (protocol.WorkerJob), then the job definition's tuning variables."""
         env = dict(os.environ if env is None else env)
+        job = protocol.from_env(env)
         return cls(
-            job_id=env["JOB_ID"], tenant=env["TENANT"], task_token=env["TASK_TOKEN"], trace_id=env.get("TRACE_ID", ""),
-            bucket=env["DATA_BUCKET"], input_key=env["INPUT_KEY"], result_key=env["RESULT_KEY"], checkpoint_key=env["CHECKPOINT_KEY"],
-            max_tokens=int(env.get("MAX_TOKENS", "512")), system_prompt=env.get("SYSTEM_PROMPT", ""),
-            model_endpoint=env.get("MODEL_ENDPOINT", "http://127.0.0.1:8000").rstrip("/"),
-            model_name=env.get("MODEL_NAME", "qwen3-32b"), concurrency=max(1, int(env.get("CONCURRENCY", "8"))),
-            heartbeat_s=float(env.get("HEARTBEAT_INTERVAL_S", "30")), request_timeout_s=float(env.get("REQUEST_TIMEOUT_S", "600")),
-            kms_key_id=env.get("KMS_KEY_ID", ""), gpu_count=int(env.get("GPU_COUNT", "1")),
-            instance_type=env.get("INSTANCE_TYPE") or instance_type_from_metadata(),
-            model_server_command=env.get("MODEL_SERVER_COMMAND", ""),
-            tenant_role_arn=env.get("TENANT_ROLE_ARN", ""),
-            serve_with=env.get("SERVE_WITH", ""), model_s3_uri=env.get("MODEL_S3_URI", ""),
-            model_cache_dir=env.get("MODEL_CACHE_DIR", "/models"), baked_model_dir=env.get("BAKED_MODEL_DIR", "/opt/crossover/baked-model"),
-            tensor_parallel_size=int(env.get("TENSOR_PARALLEL_SIZE", "1")), quantization=env.get("QUANTIZATION", ""),
-            dtype=env.get("DTYPE", "auto"), max_model_len=int(env.get("MAX_MODEL_LEN", "0")),
-            gpu_memory_utilization=float(env.get("GPU_MEMORY_UTILIZATION", "0.9")),
-            model_load_timeout_s=float(env.get("MODEL_LOAD_TIMEOUT_S", "1800")),
-            item_max_attempts=max(1, int(env.get("ITEM_MAX_ATTEMPTS", "4"))), item_retry_base_s=float(env.get("ITEM_RETRY_BASE_S", "1")),
-            item_retry_cap_s=float(env.get("ITEM_RETRY_CAP_S", "30")),
+            job_id=job.job_id, tenant=job.tenant, task_token=job.task_token, trace_id=job.trace_id, bucket=job.bucket,
+            input_key=job.input_key, result_key=job.result_key, checkpoint_key=job.checkpoint_key, max_tokens=job.max_tokens,
+            system_prompt=job.system_prompt, kms_key_id=job.kms_key_id,
+            model_endpoint=env_str("MODEL_ENDPOINT", "http://127.0.0.1:8000", env).rstrip("/"),
+            model_name=env_str("MODEL_NAME", DEFAULT_SELF_HOSTED_MODEL, env), concurrency=max(1, env_int("CONCURRENCY", 8, env)),
+            heartbeat_s=env_float("HEARTBEAT_INTERVAL_S", 30.0, env), request_timeout_s=env_float("REQUEST_TIMEOUT_S", 600.0, env),
+            gpu_count=env_int("GPU_COUNT", 1, env), instance_type=env.get("INSTANCE_TYPE") or instance_type_from_metadata(),
+            model_server_command=env_str("MODEL_SERVER_COMMAND", "", env), tenant_role_arn=env_str("TENANT_ROLE_ARN", "", env),
+            serve_with=env_str("SERVE_WITH", "", env), model_s3_uri=env_str("MODEL_S3_URI", "", env),
+            model_cache_dir=env_str("MODEL_CACHE_DIR", "/models", env),
+            baked_model_dir=env_str("BAKED_MODEL_DIR", "/opt/crossover/baked-model", env),
+            tensor_parallel_size=env_int("TENSOR_PARALLEL_SIZE", 1, env), quantization=env_str("QUANTIZATION", "", env),
+            dtype=env_str("DTYPE", "auto", env), max_model_len=env_int("MAX_MODEL_LEN", 0, env),
+            gpu_memory_utilization=env_float("GPU_MEMORY_UTILIZATION", 0.9, env),
+            model_load_timeout_s=env_float("MODEL_LOAD_TIMEOUT_S", 1800.0, env),
+            item_max_attempts=max(1, env_int("ITEM_MAX_ATTEMPTS", 4, env)), item_retry_base_s=env_float("ITEM_RETRY_BASE_S", 1.0, env),
+            item_retry_cap_s=env_float("ITEM_RETRY_CAP_S", 30.0, env),
         )
 
 
@@ -265,9 +269,9 @@ class Worker:
             if error is None:
                 self.sfn.send_task_success(taskToken=self.config.task_token, output=json.dumps(success))
             else:
-                self.sfn.send_task_failure(taskToken=self.config.task_token, error=error[0], cause=error[1][:32000])
+                self.sfn.send_task_failure(taskToken=self.config.task_token, **protocol.failure(*error))
         except Exception as exc:
-            if getattr(exc, "response", {}).get("Error", {}).get("Code") not in STALE_TOKEN:
+            if protocol.stale_token_code(exc) is None:
                 raise
             self.log("worker.stale_task_token")
 
@@ -279,8 +283,8 @@ class Worker:
                         return
                     self.sfn.send_task_heartbeat(taskToken=self.config.task_token)
             except Exception as exc:
-                code = getattr(exc, "response", {}).get("Error", {}).get("Code")
-                if code in STALE_TOKEN:
+                code = protocol.stale_token_code(exc)
+                if code is not None:
                     self.log("worker.abandoned", code=code)
                     self.abandoned.set()
                     return
@@ -344,7 +348,7 @@ class Worker:
                 self._put(config.checkpoint_key, self.progress.rows())
                 done = len(self.progress.done)
                 self.log("worker.interrupted", checkpointed=done, total=len(prompts))
-                self._answer(error=("Worker.Interrupted", f"SIGTERM: {done}/{len(prompts)} items checkpointed; the retry resumes"))
+                self._answer(error=(protocol.WORKER_INTERRUPTED, f"SIGTERM: {done}/{len(prompts)} items checkpointed; the retry resumes"))
                 return 143
             rows = self.progress.rows()
             self._put(config.result_key, rows)
@@ -361,14 +365,14 @@ class Worker:
         except ModelUnavailable as exc:
             self._try_checkpoint()
             self.log("worker.model_unavailable", error=str(exc)[:200])
-            self._answer(error=("Worker.ModelUnavailable", f"model unavailable: {exc}"))
+            self._answer(error=(protocol.WORKER_MODEL_UNAVAILABLE, f"model unavailable: {exc}"))
             return 1
         except Exception as exc:  # S3 or another AWS call failing after botocore's retries: say so now
             checkpointed = self._try_checkpoint()
             self.log("worker.failed", error=exc.__class__.__name__, detail=str(exc)[:200], checkpointed=checkpointed)
             # Transient: the workflow runs the job again (resuming from the checkpoint if it was written),
             # then falls back to Bedrock; waiting for Batch's FAILED event would only be slower.
-            self._answer(error=("Worker.Transient", f"{exc.__class__.__name__}: {str(exc)[:500]}"))
+            self._answer(error=(protocol.WORKER_TRANSIENT, f"{exc.__class__.__name__}: {str(exc)[:500]}"))
             return 1
         finally:
             self.stop.set()

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from ..errors import CrossoverError, DeadlineExceeded
-from ..meter.pricing import Usage
+from ..core import Usage
 from ..models import ModelBackend, ModelTurn
 from ..timing import Deadline
 

@@ -12,15 +12,14 @@ on one conversation cannot interleave their turns (the loser gets a 409).
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
-from .. import aws
 from ..errors import CrossoverError
-from ..meter.pricing import Usage
+from ..core import Usage
+from ..table import ConditionFailed, IncompleteBatch, InMemoryTable, Put, Table, TransactionConflict, attr, open_table, transact
 
 
 class ConversationConflict(CrossoverError):
@@ -69,160 +68,97 @@ def new_conversation_id() -> str:
     return f"conv-{uuid.uuid4().hex}"
 
 
-class ConversationStore(Protocol):
-    def create(self, conversation: Conversation) -> None: ...
-
-    def get(self, tenant: str, conversation_id: str) -> Conversation | None: ...
-
-    def turns(self, tenant: str, conversation_id: str) -> list[Turn]: ...
-
-    def append(self, before: Conversation, after: Conversation, turn: Turn) -> None:
-        """Store `turn` and the conversation's new state, unless another turn was stored since `before`."""
-        ...
-
-    def delete(self, tenant: str, conversation_id: str) -> bool: ...
+KEYS = ("tenant", "sk")
 
 
-class InMemoryConversationStore:
-    def __init__(self) -> None:
-        self._conversations: dict[tuple[str, str], Conversation] = {}
-        self._turns: dict[tuple[str, str], list[Turn]] = {}
-        self._lock = threading.Lock()
-
-    def create(self, conversation: Conversation) -> None:
-        with self._lock:
-            self._conversations[(conversation.tenant, conversation.conversation_id)] = conversation
-            self._turns[(conversation.tenant, conversation.conversation_id)] = []
-
-    def get(self, tenant: str, conversation_id: str) -> Conversation | None:
-        return self._conversations.get((tenant, conversation_id))
-
-    def turns(self, tenant: str, conversation_id: str) -> list[Turn]:
-        return list(self._turns.get((tenant, conversation_id), []))
-
-    def append(self, before: Conversation, after: Conversation, turn: Turn) -> None:
-        key = (before.tenant, before.conversation_id)
-        with self._lock:
-            current = self._conversations.get(key)
-            if current is None or current.turns != before.turns:
-                raise ConversationConflict("The conversation changed while this turn ran; retry on the latest state.",
-                                           {"conversation_id": before.conversation_id})
-            self._conversations[key] = after
-            self._turns[key].append(turn)
-
-    def delete(self, tenant: str, conversation_id: str) -> bool:
-        with self._lock:
-            self._turns.pop((tenant, conversation_id), None)
-            return self._conversations.pop((tenant, conversation_id), None) is not None
-
-
-def _meta_key(tenant: str, conversation_id: str) -> dict[str, Any]:
-    return {"tenant": {"S": tenant}, "sk": {"S": f"conv#{conversation_id}"}}
+def _meta_key(tenant: str, conversation_id: str) -> dict[str, str]:
+    return {"tenant": tenant, "sk": f"conv#{conversation_id}"}
 
 
 def _turn_sk(conversation_id: str, seq: int) -> str:
     return f"conv#{conversation_id}#turn#{seq:06d}"
 
 
-def _num(value: Decimal | int) -> dict[str, str]:
-    return {"N": format(value, "f") if isinstance(value, Decimal) else str(value)}
+def _meta_item(c: Conversation) -> dict[str, Any]:
+    return {
+        **_meta_key(c.tenant, c.conversation_id), "conversation_id": c.conversation_id,
+        "created_at": c.created_at, "updated_at": c.updated_at, "expires_at": c.expires_at,
+        "turns": c.turns, "input_tokens": c.usage.input_tokens, "output_tokens": c.usage.output_tokens,
+        "cache_read_tokens": c.usage.cache_read_tokens, "cache_write_tokens": c.usage.cache_write_tokens,
+        "cost_usd": c.cost_usd, "unpriced_turns": c.unpriced_turns,
+        "tools": json.dumps(c.tools), "pending": json.dumps(c.pending), "system": c.system,  # None: left out
+    }
 
 
-class DynamoConversationStore:
-    """Messages and tool declarations are stored as JSON strings: exact round trips, no float/Decimal games."""
+def _conversation(item: dict[str, Any]) -> Conversation:
+    return Conversation(
+        tenant=item["tenant"], conversation_id=item["conversation_id"], created_at=item["created_at"], updated_at=item["updated_at"],
+        expires_at=int(item["expires_at"]), system=item.get("system"), tools=json.loads(item["tools"]), turns=int(item["turns"]),
+        usage=Usage(input_tokens=int(item["input_tokens"]), output_tokens=int(item["output_tokens"]),
+                    cache_read_tokens=int(item["cache_read_tokens"]), cache_write_tokens=int(item["cache_write_tokens"])),
+        cost_usd=item["cost_usd"], unpriced_turns=int(item["unpriced_turns"]), pending=json.loads(item["pending"]),
+    )
 
-    def __init__(self, table_name: str, dynamodb: Any | None = None) -> None:
-        self._table = table_name
-        self._dynamodb = dynamodb
 
-    def _client(self) -> Any:
-        return self._dynamodb or aws.client("dynamodb")
+def _turn_item(tenant: str, conversation_id: str, turn: Turn, expires_at: int) -> dict[str, Any]:
+    return {"tenant": tenant, "sk": _turn_sk(conversation_id, turn.seq), "seq": turn.seq, "messages": json.dumps(turn.messages),
+            "usage": turn.usage.model_dump_json(), "stop_reason": turn.stop_reason, "model": turn.model,
+            "request_id": turn.request_id, "created_at": turn.created_at, "expires_at": expires_at,
+            "cost_usd": turn.cost_usd}  # None (unpriced): left out
 
-    def _meta_item(self, c: Conversation) -> dict[str, Any]:
-        item = {
-            **_meta_key(c.tenant, c.conversation_id), "conversation_id": {"S": c.conversation_id},
-            "created_at": {"S": c.created_at}, "updated_at": {"S": c.updated_at}, "expires_at": _num(c.expires_at),
-            "turns": _num(c.turns), "input_tokens": _num(c.usage.input_tokens), "output_tokens": _num(c.usage.output_tokens),
-            "cache_read_tokens": _num(c.usage.cache_read_tokens), "cache_write_tokens": _num(c.usage.cache_write_tokens),
-            "cost_usd": _num(c.cost_usd), "unpriced_turns": _num(c.unpriced_turns),
-            "tools": {"S": json.dumps(c.tools)}, "pending": {"S": json.dumps(c.pending)},
-        }
-        if c.system is not None:
-            item["system"] = {"S": c.system}
-        return item
+
+def _turn(item: dict[str, Any]) -> Turn:
+    return Turn(seq=int(item["seq"]), messages=json.loads(item["messages"]), usage=Usage.model_validate_json(item["usage"]),
+                cost_usd=item.get("cost_usd"), stop_reason=item["stop_reason"], model=item["model"],
+                request_id=item["request_id"], created_at=item["created_at"])
+
+
+class ConversationStore:
+    """Conversations on their table: DynamoDB by name, or a Table (InMemoryConversationStore's twin).
+
+    Messages and tool declarations are stored as JSON strings: exact round trips, no float/Decimal games."""
+
+    def __init__(self, table_name: "str | Table", dynamodb: Any | None = None) -> None:
+        self._table = open_table(table_name, KEYS, dynamodb)
 
     def create(self, conversation: Conversation) -> None:
-        self._client().put_item(TableName=self._table, Item=self._meta_item(conversation),
-                                ConditionExpression="attribute_not_exists(sk)")
+        self._table.put_new(_meta_item(conversation))
 
     def get(self, tenant: str, conversation_id: str) -> Conversation | None:
-        item = self._client().get_item(TableName=self._table, Key=_meta_key(tenant, conversation_id), ConsistentRead=True).get("Item")
-        if not item:
-            return None
-        return Conversation(
-            tenant=tenant, conversation_id=conversation_id, created_at=item["created_at"]["S"], updated_at=item["updated_at"]["S"],
-            expires_at=int(item["expires_at"]["N"]), system=item.get("system", {}).get("S"), tools=json.loads(item["tools"]["S"]),
-            turns=int(item["turns"]["N"]),
-            usage=Usage(input_tokens=int(item["input_tokens"]["N"]), output_tokens=int(item["output_tokens"]["N"]),
-                        cache_read_tokens=int(item["cache_read_tokens"]["N"]), cache_write_tokens=int(item["cache_write_tokens"]["N"])),
-            cost_usd=Decimal(item["cost_usd"]["N"]), unpriced_turns=int(item["unpriced_turns"]["N"]),
-            pending=json.loads(item["pending"]["S"]),
-        )
-
-    def _query(self, tenant: str, prefix: str, projection: str | None = None) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        request: dict[str, Any] = {"TableName": self._table, "ConsistentRead": True,
-                                   "KeyConditionExpression": "tenant = :tenant AND begins_with(sk, :prefix)",
-                                   "ExpressionAttributeValues": {":tenant": {"S": tenant}, ":prefix": {"S": prefix}}}
-        if projection:
-            request.update(ProjectionExpression=projection)
-        while True:
-            page = self._client().query(**request)
-            items += page["Items"]
-            if "LastEvaluatedKey" not in page:
-                return items
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        item = self._table.get(_meta_key(tenant, conversation_id))
+        return _conversation(item) if item else None
 
     def turns(self, tenant: str, conversation_id: str) -> list[Turn]:
-        return [Turn(seq=int(item["seq"]["N"]), messages=json.loads(item["messages"]["S"]),
-                     usage=Usage.model_validate_json(item["usage"]["S"]),
-                     cost_usd=Decimal(item["cost_usd"]["N"]) if "cost_usd" in item else None,
-                     stop_reason=item["stop_reason"]["S"], model=item["model"]["S"], request_id=item["request_id"]["S"],
-                     created_at=item["created_at"]["S"])
-                for item in self._query(tenant, f"conv#{conversation_id}#turn#")]
+        return [_turn(item) for item in self._table.query(tenant, prefix=f"conv#{conversation_id}#turn#", consistent=True)]
 
     def append(self, before: Conversation, after: Conversation, turn: Turn) -> None:
-        from botocore.exceptions import ClientError
-
-        turn_item = {"tenant": {"S": before.tenant}, "sk": {"S": _turn_sk(before.conversation_id, turn.seq)},
-                     "seq": _num(turn.seq), "messages": {"S": json.dumps(turn.messages)}, "usage": {"S": turn.usage.model_dump_json()},
-                     "stop_reason": {"S": turn.stop_reason}, "model": {"S": turn.model}, "request_id": {"S": turn.request_id},
-                     "created_at": {"S": turn.created_at}, "expires_at": _num(after.expires_at)}
-        if turn.cost_usd is not None:
-            turn_item["cost_usd"] = _num(turn.cost_usd)
+        """Store `turn` and the conversation's new state, unless another turn was stored since `before`."""
         try:
-            self._client().transact_write_items(TransactItems=[
-                {"Put": {"TableName": self._table, "Item": turn_item, "ConditionExpression": "attribute_not_exists(sk)"}},
-                {"Put": {"TableName": self._table, "Item": self._meta_item(after),
-                         "ConditionExpression": "turns = :before", "ExpressionAttributeValues": {":before": _num(before.turns)}}},
-            ])
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
+            transact([Put(self._table, _turn_item(before.tenant, before.conversation_id, turn, after.expires_at), attr("sk").not_exists()),
+                      Put(self._table, _meta_item(after), attr("turns").eq(before.turns))])
+        except (ConditionFailed, TransactionConflict) as exc:
             raise ConversationConflict("The conversation changed (or was deleted) while this turn ran; retry on the latest state.",
                                        {"conversation_id": before.conversation_id}) from exc
 
     def delete(self, tenant: str, conversation_id: str) -> bool:
         """Erase the conversation and every turn (with the tool results inside them)."""
+        meta = f"conv#{conversation_id}"
         keys = [{"tenant": item["tenant"], "sk": item["sk"]}
-                for item in self._query(tenant, f"conv#{conversation_id}", projection="tenant, sk")
-                if item["sk"]["S"] == f"conv#{conversation_id}" or item["sk"]["S"].startswith(f"conv#{conversation_id}#")]
-        for start in range(0, len(keys), 25):
-            requests = {self._table: [{"DeleteRequest": {"Key": key}} for key in keys[start:start + 25]]}
-            for _ in range(8):  # unprocessed items come back under throttling: send them again
-                requests = self._client().batch_write_item(RequestItems=requests).get("UnprocessedItems") or {}
-                if not requests:
-                    break
-            else:
-                raise ConversationConflict("Could not erase every turn; retry the delete.", {"conversation_id": conversation_id})
+                for item in self._table.query(tenant, prefix=meta, consistent=True, attributes=KEYS)
+                if item["sk"] == meta or item["sk"].startswith(meta + "#")]
+        try:
+            self._table.delete_many(keys)
+        except IncompleteBatch as exc:
+            raise ConversationConflict("Could not erase every turn; retry the delete.", {"conversation_id": conversation_id}) from exc
         return bool(keys)
+
+
+# The name services.py builds the store by (it is the one implementation, on DynamoDB by table name).
+DynamoConversationStore = ConversationStore
+
+
+class InMemoryConversationStore(ConversationStore):
+    """The same store on the table's in-memory twin (unit tests)."""
+
+    def __init__(self) -> None:
+        super().__init__(InMemoryTable("conversations", KEYS))

@@ -4,12 +4,12 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..api_schemas import MODEL_ID_PATTERN
+from ..basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
+from .lifecycle import JobStatus
 
-JobStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]
-TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 MAX_INLINE_BYTES = 256 * 1024
 _S3_URI = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/(?P<key>[^\s]{1,1024})$")
 
@@ -57,12 +57,16 @@ def parse_s3_uri(uri: str) -> tuple[str, str]:
 
 
 class JobAccepted(BaseModel):
+    model_config = ConfigDict(use_enum_values=True)
+
     job_id: str
     status: JobStatus
 
 
 class JobView(BaseModel):
     """What GET /v1/jobs/{id} answers."""
+
+    model_config = ConfigDict(use_enum_values=True)
 
     job_id: str
     status: JobStatus
@@ -78,6 +82,58 @@ class JobView(BaseModel):
     result_url: str | None = None
     error: dict[str, str] | None = None
     trace_id: str
+
+
+class Job(BaseModel):
+    """The job record (one jobs-table item). Its status changes only through JobStore.transition,
+    which checks chalicelib/jobs/lifecycle.py's table."""
+
+    model_config = ConfigDict(extra="ignore", use_enum_values=False)
+
+    job_id: str
+    tenant: str
+    status: JobStatus
+    kind: str
+    items: int
+    model: str
+    system: str = ""
+    max_tokens: int
+    fallback: bool = True
+    # Where the router sent the job at submit (chalicelib/router.py: route_job): "self_hosted" starts on the GPU,
+    # "bedrock" goes straight to the Bedrock path (the ASL's Route choice).
+    route: str = "self_hosted"
+    input_key: str
+    trace_id: str = ""
+    source: str = "api"
+    created_at: str
+    updated_at: str
+    execution_arn: str | None = None
+    # The GPU path: the Batch job of the current attempt and the task token it answers.
+    backend: str | None = None
+    batch_job_id: str | None = None
+    task_token: str | None = None
+    submitted_attempt: int | None = None
+    attempts: int = 0
+    batch_submitted_at: float | None = None
+    watch: int = 0
+    batch_failure_reason: str | None = None
+    # A GPU run whose failed items go to Bedrock (merged by the merge_fallback step).
+    gpu_result_key: str | None = None
+    gpu_usage: dict[str, int] | None = None
+    gpu_cost_usd: str | None = None
+    fallback_reason: str | None = None
+    fallback_items: int | None = None
+    # The outcome.
+    result_key: str | None = None
+    usage: dict[str, int] | None = None
+    cost_usd: float | None = None
+    gpu_seconds: float | None = None
+    failed_items: dict[str, Any] | None = None
+    model_load: dict[str, Any] | None = None
+    error: dict[str, str] | None = None
+
+
+JOB_FIELDS = frozenset(Job.model_fields)
 
 
 class StepMessage(BaseModel):

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import aws
 from ..observability import logger, metrics
+from ..table import ConditionFailed, Table, open_table
 
 DEFAULT_THRESHOLDS = (50, 80, 100)
 
@@ -28,8 +29,8 @@ def crossed_thresholds(committed: Decimal, limit: Decimal, thresholds: tuple[int
     return sorted(t for t in set(thresholds) if committed * 100 >= limit * t)
 
 
-def marker_key(tenant: str, period: str, threshold: int) -> dict[str, dict[str, str]]:
-    return {"tenant": {"S": tenant}, "period": {"S": f"alert#{period}#{threshold}"}}
+def marker_key(tenant: str, period: str, threshold: int) -> dict[str, str]:
+    return {"tenant": tenant, "period": f"alert#{period}#{threshold}"}
 
 
 def parse_thresholds(raw: str) -> tuple[int, ...]:
@@ -53,10 +54,9 @@ class AlertsConfig:
 
 
 class BudgetAlerts:
-    def __init__(self, table_name: str, config: AlertsConfig, dynamodb: Any | None = None, sns: Any | None = None) -> None:
-        self._table = table_name
+    def __init__(self, table_name: "str | Table", config: AlertsConfig, dynamodb: Any | None = None, sns: Any | None = None) -> None:
+        self._table = open_table(table_name, ("tenant", "period"), dynamodb)  # the budgets table
         self._config = config
-        self._dynamodb = dynamodb
         self._sns = sns
 
     @property
@@ -78,18 +78,11 @@ class BudgetAlerts:
         return published
 
     def _claim(self, tenant: str, period: str, threshold: int, committed: Decimal, limit: Decimal) -> bool:
-        from botocore.exceptions import ClientError
-
-        dynamodb = self._dynamodb or aws.client("dynamodb")
         try:
-            dynamodb.put_item(TableName=self._table, Item={**marker_key(tenant, period, threshold),
-                                                           "committed_usd": {"N": str(committed)}, "limit_usd": {"N": str(limit)},
-                                                           "claimed_at": {"S": datetime.now(timezone.utc).isoformat()}},
-                              ConditionExpression="attribute_not_exists(tenant)")
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False  # someone else crossed it first (or a retry): already published
-            raise
+            self._table.put_new({**marker_key(tenant, period, threshold), "committed_usd": committed, "limit_usd": limit,
+                                 "claimed_at": datetime.now(timezone.utc).isoformat()})
+        except ConditionFailed:
+            return False  # someone else crossed it first (or a retry): already published
         return True
 
     def _publish(self, tenant: str, period: str, threshold: int, committed: Decimal, limit: Decimal) -> None:
@@ -102,7 +95,7 @@ class BudgetAlerts:
                         MessageAttributes={"tenant": {"DataType": "String", "StringValue": tenant},
                                            "threshold": {"DataType": "Number", "StringValue": str(threshold)}})
         except Exception:
-            (self._dynamodb or aws.client("dynamodb")).delete_item(TableName=self._table, Key=marker_key(tenant, period, threshold))
+            self._table.delete(marker_key(tenant, period, threshold))
             raise
         metrics.add_metric(name="BudgetAlertsPublished", unit="Count", value=1)
         logger.info("budget.alert_published", extra={"tenant": tenant, "period": period, "threshold": threshold})

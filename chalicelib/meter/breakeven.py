@@ -20,47 +20,29 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 
-from .catalog import GpuInstance, OpsInputs, Throughput, TokenPrice
-from .pricing import effective_rates
+from typing_extensions import TypedDict
 
-HOURS_PER_MONTH = Decimal(730)  # AWS's billing convention
-SECONDS_PER_HOUR = Decimal(3600)
-MILLION = Decimal(1_000_000)
+from .catalog import GpuInstance, OpsInputs, TokenPrice
+from .pricing import (
+    HOURS_PER_MONTH,
+    NO_OVERHEADS,
+    SECONDS_PER_HOUR,
+    FleetShape,
+    Overheads,
+    blended_hourly_price,
+    instance_month_usd,
+    ops_fixed_exact,
+    ops_monthly_usd,
+    traffic_usd,
+    usd_per_token,
+    warm_premium_month_usd,
+)
+
+__all__ = ["Traffic", "FleetShape", "Overheads", "NO_OVERHEADS", "SelfHostedOption", "SelfHostedCost", "CostLines", "BreakEven",
+           "bedrock_monthly_cost", "cost_lines", "instances_needed", "self_hosted_monthly_cost", "winning_ranges", "find_breakeven",
+           "breakeven_tokens_per_month", "coefficient_of_variation", "peak_factor_from_cv", "gpu_weight_per_token"]
+
 DEFAULT_CEILING = 10**13  # 10 trillion tokens a month: far beyond any single deployment
-
-
-def tokens_per_second_from_cost(usd_per_hour: Decimal, usd_per_million_tokens: Decimal) -> Decimal:
-    """Aggregate tokens/s implied by a $/M figure at full use: $4.20/h at $0.79/M -> ~1,477 tokens/s."""
-    return usd_per_hour / SECONDS_PER_HOUR / (usd_per_million_tokens / MILLION)
-
-
-def cost_per_million_tokens(usd_per_hour: Decimal, tokens_per_second: Decimal) -> Decimal:
-    """$/M tokens of an instance kept fully busy: the inverse of the above."""
-    return usd_per_hour / (tokens_per_second * SECONDS_PER_HOUR) * MILLION
-
-
-def measured_tokens_per_second(measurement: Throughput, measured_on: GpuInstance) -> Decimal:
-    """Tokens/s as the measurement counts them (total or output tokens, see `Throughput.counts`).
-
-    `measured_on` is the instance the measurement was taken on: a $/M figure is only meaningful
-    at that instance's hourly price (seed 003 used SageMaker prices).
-    """
-    if measurement.tokens_per_second is not None:
-        return measurement.tokens_per_second
-    if measurement.usd_per_mtok is None:
-        raise ValueError(f"throughput for {measurement.model} on {measurement.instance} has neither tokens/s nor $/M")
-    return tokens_per_second_from_cost(measured_on.on_demand_per_hour, measurement.usd_per_mtok)
-
-
-def output_equivalent_per_second(measurement: Throughput, measured_on: GpuInstance, input_token_weight: Decimal) -> Decimal:
-    """Capacity of one instance in output-equivalent tokens/s (an input token costs `input_token_weight`
-    of an output token of GPU time). Seed 003: 1,477 total tokens/s at 1,000 in + 560 out per request
-    -> 1,477 x (560 + 100) / 1,560 ~ 625 output-equivalent tokens/s."""
-    tokens = measured_tokens_per_second(measurement, measured_on)
-    if measurement.counts == "output":
-        return tokens
-    inputs, outputs = Decimal(measurement.input_tokens_per_request), Decimal(measurement.output_tokens_per_request)
-    return tokens * (outputs + inputs * input_token_weight) / (inputs + outputs)
 
 
 @dataclass(frozen=True)
@@ -101,30 +83,6 @@ class Traffic:
 
 
 @dataclass(frozen=True)
-class FleetShape:
-    """The GPU fleet as deployed: warm minimum (Batch MinvCpus) and the share of hours on spot."""
-
-    min_instances: int = 1
-    spot_share: Decimal = Decimal(0)
-    savings_plan_share: Decimal = Decimal(0)  # hours covered by a Compute Savings Plan, if the team bought one
-
-    @property
-    def on_demand_share(self) -> Decimal:
-        return 1 - self.spot_share - self.savings_plan_share
-
-
-@dataclass(frozen=True)
-class Overheads:
-    """Per-request cost of the serverless path around each backend (priced from the catalog)."""
-
-    bedrock_usd_per_request: Decimal = Decimal(0)
-    self_hosted_usd_per_request: Decimal = Decimal(0)
-
-
-NO_OVERHEADS = Overheads()
-
-
-@dataclass(frozen=True)
 class SelfHostedOption:
     instance: GpuInstance
     tokens_per_second: Decimal  # output-equivalent tokens/s per instance at the measured concurrency
@@ -148,23 +106,9 @@ class SelfHostedCost:
         return self.gpu_usd + self.setup_usd + self.maintenance_usd + self.incident_usd + self.overhead_usd
 
 
-def bedrock_usd_per_token(traffic: Traffic, price: TokenPrice) -> Decimal:
-    """$ per billed token at this traffic's mix (cache reads and writes at their own prices)."""
-    rates = effective_rates(price)
-    return (traffic.input_share * rates["input"] + traffic.output_share * rates["output"]
-            + traffic.cache_read_share * rates["cache_read"] + traffic.cache_write_share * rates["cache_write"]
-            + traffic.cache_write_1h_share * rates["cache_write_1h"]) / MILLION
-
-
 def bedrock_monthly_cost(traffic: Traffic, price: TokenPrice, overheads: Overheads = NO_OVERHEADS) -> Decimal:
-    return (traffic.tokens_per_month * bedrock_usd_per_token(traffic, price)
-            + traffic.requests * overheads.bedrock_usd_per_request)
-
-
-def blended_hourly_price(instance: GpuInstance, fleet: FleetShape) -> Decimal:
-    """One instance-hour at the fleet's spot / savings-plan / on-demand split."""
-    return (fleet.spot_share * instance.spot_per_hour + fleet.savings_plan_share * instance.savings_plan_per_hour
-            + fleet.on_demand_share * instance.on_demand_per_hour)
+    """Bedrock's bill for the month: every billed token at the traffic's mix, plus the path around it."""
+    return traffic_usd(traffic.tokens_per_month, traffic, price) + overheads.bedrock_usd(traffic.requests)
 
 
 def gpu_weight_per_token(traffic: Traffic, ops: OpsInputs) -> Decimal:
@@ -206,11 +150,10 @@ def cost_lines(traffic: Traffic, price: TokenPrice, option: SelfHostedOption, ov
     weight = Fraction(gpu_weight_per_token(traffic, ops)) * Fraction(traffic.peak_to_average)
     usable = Fraction(option.tokens_per_second) * (1 - Fraction(ops.headroom)) * Fraction(HOURS_PER_MONTH * SECONDS_PER_HOUR)
     return CostLines(
-        bedrock_per_token=Fraction(bedrock_usd_per_token(traffic, price)) + per_request * Fraction(overheads.bedrock_usd_per_request),
+        bedrock_per_token=Fraction(usd_per_token(traffic, price)) + per_request * Fraction(overheads.bedrock_usd_per_request),
         self_hosted_per_token=per_request * Fraction(overheads.self_hosted_usd_per_request),
-        fixed=(Fraction(ops.setup_hours) * Fraction(ops.engineer_usd_per_hour) / Fraction(ops.amortisation_months)
-               + Fraction(ops.maintenance_hours_per_month) * Fraction(ops.engineer_usd_per_hour) + Fraction(ops.incident_usd_per_month)),
-        per_instance=Fraction(HOURS_PER_MONTH) * Fraction(blended_hourly_price(option.instance, option.fleet)),
+        fixed=ops_fixed_exact(ops) + Fraction(warm_premium_month_usd(option.instance, option.fleet)),
+        per_instance=Fraction(instance_month_usd(option.instance, option.fleet)),
         tokens_per_instance=usable / weight if weight > 0 else None,
         min_instances=option.fleet.min_instances,
     )
@@ -223,20 +166,28 @@ def instances_needed(traffic: Traffic, option: SelfHostedOption) -> int:
 
 
 def self_hosted_monthly_cost(traffic: Traffic, option: SelfHostedOption, overheads: Overheads = NO_OVERHEADS) -> SelfHostedCost:
-    ops = option.ops
     instances = instances_needed(traffic, option)
-    gpu_hours = HOURS_PER_MONTH * instances
-    hourly = blended_hourly_price(option.instance, option.fleet)
+    ops = ops_monthly_usd(option.ops)
     return SelfHostedCost(
         instances=instances,
-        gpu_hours=gpu_hours,
-        blended_usd_per_hour=hourly,
-        gpu_usd=gpu_hours * hourly,
-        setup_usd=ops.setup_hours * ops.engineer_usd_per_hour / ops.amortisation_months,
-        maintenance_usd=ops.maintenance_hours_per_month * ops.engineer_usd_per_hour,
-        incident_usd=ops.incident_usd_per_month,
-        overhead_usd=traffic.requests * overheads.self_hosted_usd_per_request,
+        gpu_hours=HOURS_PER_MONTH * instances,
+        blended_usd_per_hour=blended_hourly_price(option.instance, option.fleet),
+        gpu_usd=instances * instance_month_usd(option.instance, option.fleet) + warm_premium_month_usd(option.instance, option.fleet),
+        setup_usd=ops.setup_usd,
+        maintenance_usd=ops.maintenance_usd,
+        incident_usd=ops.incident_usd,
+        overhead_usd=overheads.self_hosted_usd(traffic.requests),
     )
+
+
+# BreakEven as JSON (volumes as strings of whole tokens a month); a range is {"from", "to"}, "to" None: and above.
+Ranges = TypedDict("Ranges", {
+    "first_tokens_per_month": str | None,
+    "self_hosted_cheaper": list[dict[str, str | None]],
+    "bedrock_cheaper_again": list[dict[str, str | None]],
+    "stays_cheaper_from": str | None,
+    "searched_up_to": str,
+})
 
 
 @dataclass(frozen=True)
@@ -266,7 +217,7 @@ class BreakEven:
     def self_hosted_wins_at(self, tokens: int) -> bool:
         return any(start <= tokens and (end is None or tokens < end) for start, end in self.self_hosted_wins)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> Ranges:
         def pair(start: int, end: int | None) -> dict[str, str | None]:
             return {"from": str(start), "to": None if end is None else str(end)}
         return {"first_tokens_per_month": None if self.first is None else str(self.first),

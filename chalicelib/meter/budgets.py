@@ -6,16 +6,15 @@ then settles to the real cost. The committed total (reservations + spend) never 
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-from .. import aws
 from ..errors import BudgetExceeded
+from ..table import ConditionFailed, Table, attr, open_table
+from ..ttl_cache import TTLCache
 from .alerts import BudgetAlerts, parse_thresholds
-from .ledger import number
 
 LIMIT_ROW = "limit"
 
@@ -33,53 +32,42 @@ def current_period(now: datetime | None = None) -> str:
 
 
 class Budgets:
-    def __init__(self, table_name: str, dynamodb: Any | None = None, cache_ttl_s: float = 30.0, alerts: "BudgetAlerts | None" = None) -> None:
-        self._table = table_name
-        self._dynamodb = dynamodb
-        self._ttl = cache_ttl_s
-        self._alerts = alerts
-        self._limits: dict[str, tuple[float, Decimal | None]] = {}
-        self._thresholds: dict[str, tuple[int, ...] | None] = {}
+    """`table_name`: the budgets table's name, or a Table (an InMemoryTable twin in unit tests)."""
 
-    def _client(self) -> Any:
-        return self._dynamodb or aws.client("dynamodb")
+    def __init__(self, table_name: "str | Table", dynamodb: Any | None = None, cache_ttl_s: float = 30.0,
+                 alerts: "BudgetAlerts | None" = None) -> None:
+        self._table = open_table(table_name, ("tenant", "period"), dynamodb)
+        self._alerts = alerts
+        # (limit, alert thresholds) per tenant: read on every request, changed rarely.
+        self._limits: TTLCache[tuple[Decimal | None, tuple[int, ...] | None]] = TTLCache(cache_ttl_s)
 
     def set_limit(self, tenant: str, monthly_usd: Decimal | None, alert_thresholds: tuple[int, ...] | None = None) -> None:
         """Set (None: remove) a tenant's monthly budget, and optionally its alert thresholds in percent."""
         if monthly_usd is None:
-            self._client().delete_item(TableName=self._table, Key={"tenant": {"S": tenant}, "period": {"S": LIMIT_ROW}})
+            self._table.delete({"tenant": tenant, "period": LIMIT_ROW})
         else:
-            item = {"tenant": {"S": tenant}, "period": {"S": LIMIT_ROW}, "limit_usd": {"N": number(monthly_usd)}}
+            item: dict[str, Any] = {"tenant": tenant, "period": LIMIT_ROW, "limit_usd": monthly_usd}
             if alert_thresholds:
-                item["alert_thresholds"] = {"S": ",".join(str(t) for t in parse_thresholds(",".join(map(str, alert_thresholds))))}
-            self._client().put_item(TableName=self._table, Item=item)
-        self._limits.pop(tenant, None)
+                item["alert_thresholds"] = ",".join(str(t) for t in parse_thresholds(",".join(map(str, alert_thresholds))))
+            self._table.put(item)
+        self._limits.invalidate(tenant)
 
     def limits(self) -> dict[str, Decimal]:
         """Every tenant's monthly limit (a scan of the limit rows: one per tenant with a budget)."""
-        paginator = self._client().get_paginator("scan")
-        found: dict[str, Decimal] = {}
-        for page in paginator.paginate(TableName=self._table, FilterExpression="#p = :limit",
-                                       ExpressionAttributeNames={"#p": "period"}, ExpressionAttributeValues={":limit": {"S": LIMIT_ROW}}):
-            for item in page.get("Items", []):
-                found[item["tenant"]["S"]] = Decimal(item["limit_usd"]["N"])
-        return found
+        return {item["tenant"]: item["limit_usd"] for item in self._table.scan(attr("period").eq(LIMIT_ROW))}
+
+    def _load_limit(self, tenant: str) -> tuple[Decimal | None, tuple[int, ...] | None]:
+        item = self._table.get({"tenant": tenant, "period": LIMIT_ROW}, consistent=False)
+        if item is None:
+            return None, None
+        raw = item.get("alert_thresholds")
+        return item["limit_usd"], parse_thresholds(raw) if raw else None
 
     def limit_for(self, tenant: str) -> Decimal | None:
-        cached = self._limits.get(tenant)
-        if cached and cached[0] > time.monotonic():
-            return cached[1]
-        item = self._client().get_item(TableName=self._table, Key={"tenant": {"S": tenant}, "period": {"S": LIMIT_ROW}}).get("Item")
-        limit = Decimal(item["limit_usd"]["N"]) if item else None
-        self._limits[tenant] = (time.monotonic() + self._ttl, limit)
-        raw = (item or {}).get("alert_thresholds", {}).get("S")
-        self._thresholds[tenant] = parse_thresholds(raw) if raw else None
-        return limit
+        return self._limits.get_or_load(tenant, lambda: self._load_limit(tenant))[0]
 
     def reserve(self, tenant: str, worst_case_usd: Decimal, period: str | None = None) -> Reservation | None:
         """Reserve `worst_case_usd` of this month's budget, or raise BudgetExceeded. None: no budget set."""
-        from botocore.exceptions import ClientError
-
         limit = self.limit_for(tenant)
         if limit is None:
             return None
@@ -88,23 +76,15 @@ class Budgets:
             raise BudgetExceeded("This request's worst-case cost is larger than the tenant's monthly budget.",
                                  {"monthly_budget_usd": str(limit), "period": period, "request_worst_case_usd": str(worst_case_usd)})
         try:
-            updated = self._client().update_item(
-                TableName=self._table,
-                Key={"tenant": {"S": tenant}, "period": {"S": period}},
-                UpdateExpression="ADD committed_usd :amount",
-                ConditionExpression="attribute_not_exists(committed_usd) OR committed_usd <= :ceiling",
-                ExpressionAttributeValues={":amount": {"N": number(worst_case_usd)}, ":ceiling": {"N": number(limit - worst_case_usd)}},
-                ReturnValues="UPDATED_NEW",
-            )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                raise BudgetExceeded(
-                    "This tenant's monthly budget would be exceeded by this request.",
-                    {"monthly_budget_usd": str(limit), "period": period, "request_worst_case_usd": str(worst_case_usd)},
-                ) from exc
-            raise
-        committed = updated.get("Attributes", {}).get("committed_usd", {}).get("N")
-        return Reservation(tenant, period, worst_case_usd, Decimal(committed) if committed is not None else None)
+            # One conditional ADD: DynamoDB serialises it per item, so concurrent reservations cannot overshoot.
+            updated = self._table.update_if({"tenant": tenant, "period": period}, add={"committed_usd": worst_case_usd},
+                                            condition=attr("committed_usd").not_exists() | attr("committed_usd").lte(limit - worst_case_usd))
+        except ConditionFailed as exc:
+            raise BudgetExceeded(
+                "This tenant's monthly budget would be exceeded by this request.",
+                {"monthly_budget_usd": str(limit), "period": period, "request_worst_case_usd": str(worst_case_usd)},
+            ) from exc
+        return Reservation(tenant, period, worst_case_usd, updated.get("committed_usd"))
 
     def settle(self, reservation: Reservation | None, actual_usd: Decimal | None) -> None:
         """Replace the reservation by the real cost (an unpriced call keeps its reservation: we can't know)."""
@@ -114,24 +94,18 @@ class Budgets:
         delta = actual - reservation.amount
         committed = reservation.committed_after
         if delta != 0:
-            updated = self._client().update_item(
-                TableName=self._table, Key={"tenant": {"S": reservation.tenant}, "period": {"S": reservation.period}},
-                UpdateExpression="ADD committed_usd :delta", ExpressionAttributeValues={":delta": {"N": number(delta)}},
-                ReturnValues="UPDATED_NEW",
-            )
-            raw = updated.get("Attributes", {}).get("committed_usd", {}).get("N")
-            committed = Decimal(raw) if raw is not None else None
+            updated = self._table.update_if({"tenant": reservation.tenant, "period": reservation.period}, add={"committed_usd": delta})
+            committed = updated.get("committed_usd")
         self._alert(reservation.tenant, reservation.period, committed)
 
     def _alert(self, tenant: str, period: str, committed: Decimal | None) -> None:
         """Budget alerts on the settled total (after the real cost replaced the worst case)."""
         if self._alerts is None or not self._alerts.enabled or committed is None:
             return
-        limit = self.limit_for(tenant)
+        limit, thresholds = self._limits.get_or_load(tenant, lambda: self._load_limit(tenant))
         if limit is not None:
-            self._alerts.check(tenant, period, committed, limit, self._thresholds.get(tenant))
+            self._alerts.check(tenant, period, committed, limit, thresholds)
 
     def committed(self, tenant: str, period: str | None = None) -> Decimal:
-        item = self._client().get_item(TableName=self._table, Key={"tenant": {"S": tenant}, "period": {"S": period or current_period()}},
-                                       ConsistentRead=True).get("Item")
-        return Decimal(item["committed_usd"]["N"]) if item else Decimal(0)
+        item = self._table.get({"tenant": tenant, "period": period or current_period()})
+        return item.get("committed_usd", Decimal(0)) if item else Decimal(0)

@@ -8,7 +8,9 @@ from functools import lru_cache
 
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from ..basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
 
 # System-defined inference profiles prefix the base model id with their scope (e.g. "us.anthropic...").
 INFERENCE_PROFILE_SCOPES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
@@ -59,9 +61,11 @@ class GpuInstance(Sourced):
     gpus: int
     gpu: str
     vcpus: int = 0  # sizes Batch's MinvCpus in whole instances
-    on_demand_per_hour: Decimal
+    on_demand_per_hour: Decimal  # us-east-1 list price, or the catalog's region's when listed below
     spot_per_hour: Decimal
     savings_plan_per_hour: Decimal
+    # Other regions' on-demand list prices (EC2 prices differ by region: g5.xlarge is +12% in eu-west-1).
+    regional_on_demand_per_hour: dict[str, Decimal] = {}
 
 
 class Throughput(BaseModel):
@@ -193,7 +197,8 @@ class PriceCatalog(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _estimate_missing_discounted_prices(cls, data: Any) -> Any:
-        """Spot and savings-plan prices default to the fleet's configurable discount estimates."""
+        """The deployment region's on-demand GPU prices where listed; spot and savings-plan prices default to
+        the fleet's configurable discount estimates of that on-demand price."""
         if not isinstance(data, dict) or not isinstance(data.get("fleet"), dict):
             return data
         spot = Decimal(str(data["fleet"].get("spot_discount_estimate", "0.6")))
@@ -201,6 +206,8 @@ class PriceCatalog(BaseModel):
         instances = {}
         for name, raw in (data.get("gpu_instances") or {}).items():
             if isinstance(raw, dict) and "on_demand_per_hour" in raw:
+                regional = (raw.get("regional_on_demand_per_hour") or {}).get(data.get("region") or "")
+                raw = raw if regional is None else {**raw, "on_demand_per_hour": str(regional)}
                 on_demand = Decimal(str(raw["on_demand_per_hour"]))
                 raw = {"spot_per_hour": str(on_demand * (1 - spot)), "savings_plan_per_hour": str(on_demand * (1 - plan)), **raw}
             instances[name] = raw
@@ -222,25 +229,6 @@ class PriceCatalog(BaseModel):
         region = region or arn_region or self.region
         scopes = [s for s in (scope, region, _REGION_GEOGRAPHY.get((region or "").split("-")[0])) if s]
         return price.for_scope(*scopes)
-
-    def self_hosted_price(self, served_as: str) -> TokenPrice | None:
-        """Per-token price of a self-hosted model: its instance's on-demand $/h at the measured capacity
-        (the marginal cost of a busy GPU; idle capacity and ops are in the break-even report)."""
-        from .breakeven import cost_per_million_tokens, output_equivalent_per_second
-
-        for name, model in self.self_hosted_models.items():
-            if model.served_as != served_as:
-                continue
-            instance = self.gpu_instances.get(model.instance)
-            measurement = self.throughput_for(name, model.instance)
-            if instance is None or measurement is None or measurement.instance not in self.gpu_instances:
-                return None
-            capacity = output_equivalent_per_second(measurement, self.gpu_instances[measurement.instance], self.ops.input_token_weight)
-            output = cost_per_million_tokens(instance.on_demand_per_hour, capacity)
-            return TokenPrice(input_per_mtok=output * self.ops.input_token_weight, output_per_mtok=output,
-                              cache_read_per_mtok=output * self.ops.cache_read_token_weight,
-                              source=f"derived: {model.instance} on-demand price at measured throughput", as_of=model.as_of)
-        return None
 
     def pair_for(self, model_id: str) -> ModelPair | None:
         """The equivalent-quality open-weights pair of a Bedrock model (profile ids and ARNs resolve)."""

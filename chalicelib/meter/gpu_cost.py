@@ -14,16 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Protocol
 
 from ..observability import logger
+from ..core import Usage
 from .catalog import PriceCatalog
 from .ledger import LedgerEntry
-from .pricing import Usage
-
-Capacity = Literal["spot", "on_demand"]
-_QUANTUM = Decimal("0.00000001")
-_SECONDS_PER_HOUR = Decimal(3600)
+from .pricing import Capacity, price_gpu_seconds
 
 
 @dataclass(frozen=True)
@@ -49,11 +46,8 @@ InstanceOf = Callable[[str], tuple[str | None, Capacity | None]]  # container in
 
 
 def attempt_cost(attempt: GpuAttempt, catalog: PriceCatalog) -> Decimal | None:
-    instance = catalog.gpu_instances.get(attempt.instance_type or "")
-    if instance is None:
-        return None
-    hourly = instance.spot_per_hour if attempt.capacity == "spot" else instance.on_demand_per_hour
-    return (attempt.seconds * hourly / _SECONDS_PER_HOUR).quantize(_QUANTUM)
+    """The attempt at its instance's catalog price (`pricing.price_gpu_seconds`); None when unpriced."""
+    return price_gpu_seconds(attempt.seconds, catalog.gpu_instances.get(attempt.instance_type or ""), attempt.capacity)
 
 
 def _seconds(started_ms: Any, stopped_ms: Any) -> Decimal:

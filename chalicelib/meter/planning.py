@@ -7,37 +7,36 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Mapping
 
+from typing_extensions import TypedDict
+
+from ..defaults import DEFAULT_BEDROCK_MODEL, DEFAULT_BREAKEVEN_INSTANCE, DEFAULT_SELF_HOSTED_MODEL
 from .breakeven import (
     FleetShape,
-    Overheads,
+    Ranges,
     SelfHostedOption,
     Traffic,
     bedrock_monthly_cost,
-    cost_per_million_tokens,
     find_breakeven,
-    output_equivalent_per_second,
     peak_factor_from_cv,
     self_hosted_monthly_cost,
 )
-from .catalog import GpuInstance, OpsInputs, PathOverhead, PriceCatalog
+from .catalog import GpuInstance, OpsInputs, PriceCatalog
+from .pricing import cost_per_million_tokens, output_equivalent_per_second, overheads_from_catalog
 from .recommendation import Assessment, assess
-
-DEFAULT_BEDROCK_MODEL = "anthropic.claude-3-sonnet-20240229-v1:0"
-DEFAULT_SELF_HOSTED_MODEL = "qwen3-32b"
-DEFAULT_INSTANCE = "g7e.2xlarge"
-
 
 @dataclass(frozen=True)
 class FleetConfig:
-    """Deploy-time overrides of the catalog's fleet (env GPU_MIN_VCPUS, GPU_SPOT_SHARE, GPU_SAVINGS_PLAN_SHARE)."""
+    """Deploy-time overrides of the catalog's fleet (env GPU_MIN_VCPUS, GPU_SPOT_SHARE, GPU_SAVINGS_PLAN_SHARE) and
+    the instance types Batch launches (env GPU_INSTANCE_TYPES, comma-separated; the deploy sets both)."""
 
     min_vcpus: int | None = None
     spot_share: Decimal | None = None
     savings_plan_share: Decimal | None = None
+    instance_types: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "FleetConfig":
@@ -48,7 +47,8 @@ class FleetConfig:
             return value or None
 
         vcpus, spot, plan = read("GPU_MIN_VCPUS"), read("GPU_SPOT_SHARE"), read("GPU_SAVINGS_PLAN_SHARE")
-        return cls(int(vcpus) if vcpus else None, Decimal(spot) if spot else None, Decimal(plan) if plan else None)
+        types = tuple(t.strip() for t in (read("GPU_INSTANCE_TYPES") or "").split(",") if t.strip())
+        return cls(int(vcpus) if vcpus else None, Decimal(spot) if spot else None, Decimal(plan) if plan else None, types)
 
 
 def fleet_shape(catalog: PriceCatalog, instance: GpuInstance, config: FleetConfig | None = None) -> FleetShape:
@@ -62,17 +62,6 @@ def fleet_shape(catalog: PriceCatalog, instance: GpuInstance, config: FleetConfi
         raise ValueError(f"fleet shares out of range: spot {spot}, savings plan {plan}")
     warm = math.ceil(min_vcpus / instance.vcpus) if min_vcpus > 0 and instance.vcpus > 0 else 0
     return FleetShape(min_instances=warm, spot_share=spot, savings_plan_share=plan)
-
-
-def path_cost(catalog: PriceCatalog, path: PathOverhead) -> Decimal:
-    """$ per request of the serverless path: Lambda requests and GB-seconds, Step Functions transitions."""
-    return (path.lambda_invocations * catalog.lambda_.usd_per_million_requests / Decimal(1_000_000)
-            + path.lambda_gb_seconds * catalog.lambda_.x86_usd_per_gb_second
-            + path.state_transitions * catalog.step_functions.standard_usd_per_1000_transitions / Decimal(1000))
-
-
-def overheads_from_catalog(catalog: PriceCatalog) -> Overheads:
-    return Overheads(path_cost(catalog, catalog.overheads.bedrock), path_cost(catalog, catalog.overheads.self_hosted))
 
 
 @dataclass(frozen=True)
@@ -96,11 +85,14 @@ class Scenario:
 
 
 def _pair(scenario: Scenario, catalog: PriceCatalog) -> tuple[str, str, str, bool | None]:
-    """(self-hosted model, instance, why) for the scenario: explicit choices win, else the catalog's pair."""
+    """(self-hosted model, instance, why) for the scenario: explicit choices win, else the catalog's pair, on the
+    first instance type the deploy launches where that model's throughput is measured (else where it is measured)."""
     pair = catalog.pair_for(scenario.bedrock_model)
     model = scenario.self_hosted_model or (pair.self_hosted if pair else DEFAULT_SELF_HOSTED_MODEL)
     hosted = catalog.self_hosted_models.get(model)
-    instance = scenario.instance or (hosted.instance if hosted else DEFAULT_INSTANCE)
+    deployed = [t for t in (scenario.fleet.instance_types if scenario.fleet else ())
+                if t in catalog.gpu_instances and catalog.throughput_for(model, t) is not None]
+    instance = scenario.instance or (deployed[0] if deployed else hosted.instance if hosted else DEFAULT_BREAKEVEN_INSTANCE)
     if scenario.self_hosted_model:
         return model, instance, "chosen by the caller", None
     if pair:
@@ -133,8 +125,65 @@ def option_for(scenario: Scenario, catalog: PriceCatalog) -> tuple[SelfHostedOpt
     return SelfHostedOption(instance, capacity, ops, fleet_shape(catalog, instance, scenario.fleet)), model, instance_name, why, equivalent
 
 
-def analyse(scenario: Scenario, catalog: PriceCatalog) -> dict[str, Any]:
+class ComparedPair(TypedDict):
+    bedrock: str
+    self_hosted: str
+    equivalent_quality: bool | None  # False: a weaker stand-in; None: chosen by the caller
+    why: str
+
+
+class SelfHostedSide(TypedDict):
+    model: str
+    instance: str
+    tokens_per_second: str
+    deployed_instance_types: list[str]  # what Batch launches (GPU_INSTANCE_TYPES); empty: not known here
+    usd_per_mtok_at_full_use: str
+    instances: int
+    gpu_hours: str
+    min_instances: int
+    spot_share: str
+    blended_usd_per_hour: str
+    gpu_usd: str
+    setup_usd: str
+    maintenance_usd: str
+    incident_usd: str
+    overhead_usd: str
+
+
+class Analysis(TypedDict):
+    """One scenario's break-even numbers, JSON-ready (money and volumes as decimal strings)."""
+
+    catalog_version: str
+    tokens_per_month: str
+    bedrock_model: str
+    pair: ComparedPair
+    self_hosted: SelfHostedSide
+    bedrock_overhead_usd: str
+    bedrock_monthly_usd: str
+    self_hosted_monthly_usd: str
+    breakeven_tokens_per_month: str | None
+    breakeven_ranges: Ranges
+    self_hosted_cheaper_now: bool
+    recommendation: str
+    reasons: list[str]
+    numbers: dict[str, str]
+
+
+class SensitivityRow(TypedDict):
+    traffic_factor: str
+    gpu_price_factor: str
+    tokens_per_month: str
+    bedrock_monthly_usd: str
+    self_hosted_monthly_usd: str
+    breakeven_tokens_per_month: str | None
+    self_hosted_cheaper: bool
+    recommendation: str
+
+
+def analyse(scenario: Scenario, catalog: PriceCatalog) -> Analysis:
     """The numbers behind the recommendation for one scenario, as JSON-ready strings."""
+    if scenario.fleet is None:  # the deployment's own fleet (the deploy sets these variables on every Lambda)
+        scenario = replace(scenario, fleet=FleetConfig.from_env())
     price = catalog.token_price(scenario.bedrock_model)
     if price is None:
         raise ValueError(f"no Bedrock price for {scenario.bedrock_model!r} in catalog {catalog.version}")
@@ -151,12 +200,19 @@ def analyse(scenario: Scenario, catalog: PriceCatalog) -> dict[str, Any]:
         # never recommend switching to a weaker model on cost alone
         assessment = Assessment("evaluate", assessment.reasons + (f"the compared open-weights model is not of equivalent quality: {why}",),
                                 assessment.numbers)
+    deployed = scenario.fleet.instance_types if scenario.fleet else ()
+    if deployed and instance_name not in deployed:
+        # priced on hardware the deploy does not launch: a cost estimate, never a reason to switch
+        note = (f"self-hosted side priced on {instance_name}, where {model} is measured; the deploy launches "
+                f"{', '.join(deployed)}, where it is not: measure it there before acting")
+        assessment = Assessment("evaluate" if assessment.decision == "switch_to_self_hosted" else assessment.decision,
+                                assessment.reasons + (note,), assessment.numbers)
     return {
         "catalog_version": catalog.version,
         "tokens_per_month": str(scenario.tokens_per_month),
         "bedrock_model": scenario.bedrock_model,
         "pair": {"bedrock": scenario.bedrock_model, "self_hosted": model, "equivalent_quality": equivalent, "why": why},
-        "self_hosted": {"model": model, "instance": instance_name,
+        "self_hosted": {"model": model, "instance": instance_name, "deployed_instance_types": list(deployed),
                         "tokens_per_second": f"{option.tokens_per_second:.1f}",
                         "usd_per_mtok_at_full_use": f"{cost_per_million_tokens(option.instance.on_demand_per_hour, option.tokens_per_second):.2f}",
                         "instances": self_hosted.instances, "gpu_hours": str(self_hosted.gpu_hours),
@@ -178,7 +234,7 @@ def analyse(scenario: Scenario, catalog: PriceCatalog) -> dict[str, Any]:
 
 
 def sensitivity(scenario: Scenario, catalog: PriceCatalog, traffic_factors: tuple[Decimal, ...] = (Decimal("0.5"), Decimal(1), Decimal("1.5")),
-                gpu_factors: tuple[Decimal, ...] = (Decimal("0.7"), Decimal(1), Decimal("1.3"))) -> list[dict[str, Any]]:
+                gpu_factors: tuple[Decimal, ...] = (Decimal("0.7"), Decimal(1), Decimal("1.3"))) -> list[SensitivityRow]:
     """The decision under traffic x GPU-price changes (issue: traffic +-50%, GPU price +-30%)."""
     from dataclasses import replace
 

@@ -1,23 +1,124 @@
-"""The cost report: totals, projection, break-even and recommendation, rendered for ops.
+"""The cost report's numbers: totals, projection, budgets, break-even and recommendation, as plain data.
 
-`summarise` and the renderers are pure; `build_report` reads the daily aggregates at the edge.
+`build_report` is a pure function from the ledger's daily aggregates (read through an injected callable)
+to a `CostReport`: JSON-ready dicts whose money and volumes are decimal strings. The API returns it as is;
+`meter/render.py` formats the same object as the CLI table, JSON and the HTML page with its charts, so
+every surface shows the same numbers. `meter.service.report_for` wires the ledger in at the edge.
 """
 from __future__ import annotations
 
-import html
-import json
 from collections import defaultdict
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
+from typing_extensions import TypedDict
+
+from ..defaults import DEFAULT_BEDROCK_MODEL
+from .breakeven import Ranges
 from .catalog import PriceCatalog, TokenPrice
-from .planning import Scenario, analyse
+from .planning import Analysis, Scenario, SensitivityRow, analyse
+
+__all__ = ["CostReport", "Ranges", "build_report", "summarise", "with_breakeven", "aggregate_ledger_rows", "budget_status",
+           "billed_tokens", "day_range"]
 
 DAYS_PER_MONTH = Decimal("30.4")
 _NO_PRICE = TokenPrice(input_per_mtok=Decimal(0), output_per_mtok=Decimal(0), source="-", as_of="-", kind="local")
 _TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 _COUNTERS = ("calls", *_TOKEN_COUNTERS, "cost_usd", "unpriced_calls", "gpu_seconds")
+
+
+class Counters(TypedDict):
+    """Sums over ledger rows; `tokens` is every billed token (input, output, cache reads and writes)."""
+
+    calls: str
+    input_tokens: str
+    output_tokens: str
+    cache_read_tokens: str
+    cache_write_tokens: str
+    cache_write_1h_tokens: str
+    tokens: str
+    cost_usd: str
+    unpriced_calls: str
+    gpu_seconds: str
+
+
+class DayCounters(Counters):
+    day: str
+
+
+class SeriesCounters(Counters):
+    """One tenant x backend x model: a model split between Bedrock and self-hosted has a row for each."""
+
+    tenant: str
+    backend: str
+    model: str
+
+
+Period = TypedDict("Period", {"from": str, "to": str, "days": int})
+
+
+class Projection(TypedDict):
+    tokens: str
+    cost_usd: str
+
+
+class UnpricedRow(TypedDict):
+    tenant: str
+    backend: str
+    model: str
+    calls: str
+
+
+class CurvePoint(TypedDict):
+    tokens: str
+    bedrock_usd: str
+    self_hosted_usd: str
+
+
+class BudgetRow(TypedDict):
+    tenant: str
+    limit_usd: str
+    month_to_date_usd: str
+    burn: str
+    projected_month_end_usd: str
+    status: str  # ok | at_risk | over
+
+
+class RecommendationState(TypedDict):
+    today: str
+    reasons: list[str]
+    current: str
+    pending: str | None
+    pending_days: int
+
+
+class Summary(TypedDict):
+    period: Period
+    totals: Counters
+    by_model: dict[str, Counters]
+    by_backend: dict[str, Counters]
+    by_tenant: dict[str, Counters]
+    by_day: list[DayCounters]
+    daily_cost_by_series: dict[str, dict[str, str]]  # day -> "backend:model" -> $
+    projected_month: Projection
+    output_share: str
+    mix: dict[str, str]  # token counter -> share of billed tokens
+    daily_tokens: list[str]
+    unpriced_models: list[str]
+    by_series: list[SeriesCounters]
+    unpriced: list[UnpricedRow]
+
+
+class CostReport(Summary):
+    """Everything any surface shows. Built by `build_report`, rendered by `meter.render`."""
+
+    breakeven: Analysis
+    sensitivity: list[SensitivityRow]
+    curve: list[CurvePoint]
+    catalog_version: str
+    recommendation: RecommendationState
+    budgets: list[BudgetRow]
 
 
 def billed_tokens(counters: dict[str, Any]) -> Decimal:
@@ -62,7 +163,7 @@ def aggregate_ledger_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]
     return [{"day": k[0], "tenant": k[1], "backend": k[2], "model": k[3], **v} for k, v in folded.items()]
 
 
-def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> dict[str, Any]:
+def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> Summary:
     totals = _blank()
     by: dict[str, dict[str, dict[str, Decimal]]] = {dim: defaultdict(_blank) for dim in ("model", "backend", "tenant", "day")}
     by_day_model: dict[str, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
@@ -101,12 +202,13 @@ def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> dict[str, Any]
     }
 
 
-def _jsonable(counters: dict[str, Decimal]) -> dict[str, str]:
-    return {name: (f"{value:.6f}" if name == "cost_usd" else f"{value:.0f}" if name != "gpu_seconds" else f"{value:.1f}")
-            for name, value in counters.items()}
+def _jsonable(counters: dict[str, Decimal]) -> Any:
+    """Counters as decimal strings (Counters), with the billed-token total every surface shows."""
+    return {**{name: (f"{value:.6f}" if name == "cost_usd" else f"{value:.0f}" if name != "gpu_seconds" else f"{value:.1f}")
+               for name, value in counters.items()}, "tokens": f"{billed_tokens(counters):.0f}"}
 
 
-def scenario_from_summary(summary: dict[str, Any], model: str, ops_ready: bool, daily_cv: Decimal) -> Scenario:
+def scenario_from_summary(summary: Summary, model: str, ops_ready: bool, daily_cv: Decimal) -> Scenario:
     """The projected month as a planning scenario: volume and token mix as metered (cache tokens included)."""
     mix = summary.get("mix") or {}
     has_traffic = Decimal(summary["projected_month"]["tokens"]) > 0
@@ -117,8 +219,8 @@ def scenario_from_summary(summary: dict[str, Any], model: str, ops_ready: bool, 
                     cache_write_1h_share=share("cache_write_1h_tokens", "0"))
 
 
-def with_breakeven(summary: dict[str, Any], catalog: PriceCatalog, ops_ready: bool, daily_cv: Decimal,
-                   bedrock_model: str | None = None) -> dict[str, Any]:
+def with_breakeven(summary: Summary, catalog: PriceCatalog, ops_ready: bool, daily_cv: Decimal,
+                   bedrock_model: str | None = None) -> Any:
     """Add the break-even analysis for the projected month, its sensitivity, and cost curves for the chart."""
     from dataclasses import replace
 
@@ -126,10 +228,10 @@ def with_breakeven(summary: dict[str, Any], catalog: PriceCatalog, ops_ready: bo
 
     top_bedrock = max(((m, billed_tokens(v)) for m, v in summary["by_model"].items()
                        if (catalog.token_price(m) or _NO_PRICE).kind == "text"), key=lambda x: x[1], default=(None, 0))[0]
-    model = bedrock_model or top_bedrock or "anthropic.claude-3-sonnet-20240229-v1:0"
+    model = bedrock_model or top_bedrock or DEFAULT_BEDROCK_MODEL
     scenario = scenario_from_summary(summary, model, ops_ready, daily_cv)
     analysis = analyse(scenario, catalog)
-    curve = []
+    curve: list[CurvePoint] = []
     for exponent in range(14, 42):  # 10^7 .. 10^10.25 tokens/month in quarter-decades
         volume = Decimal(10) ** (Decimal(exponent) / 4)
         point = analyse(replace(scenario, tokens_per_month=volume), catalog)
@@ -137,13 +239,13 @@ def with_breakeven(summary: dict[str, Any], catalog: PriceCatalog, ops_ready: bo
     return {**summary, "breakeven": analysis, "sensitivity": sensitivity(scenario, catalog), "curve": curve, "catalog_version": catalog.version}
 
 
-def budget_status(limits: dict[str, Decimal], month_to_date: dict[str, Decimal], today: date) -> list[dict[str, str]]:
+def budget_status(limits: dict[str, Decimal], month_to_date: dict[str, Decimal], today: date) -> list[BudgetRow]:
     """Per tenant with a budget: spend so far this month, burn (share of the budget used), and the
     month-end projection at this month's daily rate."""
     import calendar
 
     days_in_month = calendar.monthrange(today.year, today.month)[1]
-    rows = []
+    rows: list[BudgetRow] = []
     for tenant in sorted(limits):
         limit, spent = limits[tenant], month_to_date.get(tenant, Decimal(0))
         projected = spent / today.day * days_in_month
@@ -156,7 +258,8 @@ def budget_status(limits: dict[str, Decimal], month_to_date: dict[str, Decimal],
 
 def build_report(read_rows: Callable[[list[str]], Iterable[dict[str, Any]]], days: int, today: date, catalog: PriceCatalog,
                  ops_ready: bool, decision: dict[str, Any] | None = None,
-                 budgets: tuple[dict[str, Decimal], dict[str, Decimal]] | None = None) -> dict[str, Any]:
+                 budgets: tuple[dict[str, Decimal], dict[str, Decimal]] | None = None) -> CostReport:
+    """The report for the `days` up to `today`: a pure function of the rows `read_rows` returns for those days."""
     from .breakeven import coefficient_of_variation
 
     window = day_range(days, today)
@@ -168,116 +271,3 @@ def build_report(read_rows: Callable[[list[str]], Iterable[dict[str, Any]]], day
                                 "pending": (decision or {}).get("pending"), "pending_days": (decision or {}).get("pending_days", 0)}
     report["budgets"] = budget_status(*budgets, today) if budgets else []
     return report
-
-
-# ---------- rendering ----------
-
-def render_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2, sort_keys=True)
-
-
-def _volume(tokens: str | None) -> str:
-    return "and above" if tokens is None else f"{int(tokens) / 1e9:,.3f}B"
-
-
-def breakeven_lines(ranges: dict[str, Any]) -> list[str]:
-    """Every range where self-hosting is cheaper, and where Bedrock is cheaper again (an extra instance's step)."""
-    if not ranges["self_hosted_cheaper"]:
-        return [f"self-hosted is never cheaper up to {int(ranges['searched_up_to']) / 1e9:,.0f}B tokens/month"]
-    lines = ["self-hosted cheaper (tokens/month): " + ", ".join(
-        f"{_volume(r['from'])} {'and above' if r['to'] is None else 'to ' + _volume(r['to'])}" for r in ranges["self_hosted_cheaper"])]
-    if ranges["bedrock_cheaper_again"]:
-        lines.append("Bedrock cheaper again: " + ", ".join(f"{_volume(r['from'])} to {_volume(r['to'])}" for r in ranges["bedrock_cheaper_again"]))
-    return lines
-
-
-def render_table(report: dict[str, Any]) -> str:
-    def money(value: str) -> str:
-        return f"${Decimal(value):,.2f}"
-
-    lines = [f"Crossover cost report {report['period']['from']} .. {report['period']['to']} ({report['period']['days']} days, catalog {report['catalog_version']})", ""]
-    lines.append(f"{'tenant':<16} {'backend':<12} {'model':<46} {'calls':>9} {'tokens':>14} {'cost':>12}")
-    for row in report.get("by_series", []):
-        lines.append(f"{row['tenant'][:16]:<16} {row['backend'][:12]:<12} {row['model'][:46]:<46} {int(row['calls']):>9,} "
-                     f"{int(billed_tokens(row)):>14,} {money(row['cost_usd']):>12}")
-    totals = report["totals"]
-    lines.append(f"{'TOTAL':<16} {'':<12} {'':<46} {int(totals['calls']):>9,} {int(billed_tokens(totals)):>14,} {money(totals['cost_usd']):>12}")
-    lines.append("(tokens: input + output + cache reads + cache writes)")
-    lines.append("")
-    lines.append("by tenant: " + ", ".join(f"{t} {money(v['cost_usd'])}" for t, v in report["by_tenant"].items()))
-    for row in report.get("unpriced", []):
-        lines.append(f"UNPRICED (cost unknown, not $0): {row['tenant']} {row['backend']} {row['model']}: {int(row['calls']):,} call(s)")
-    for row in report.get("budgets", []):
-        lines.append(f"budget {row['tenant']}: {money(row['month_to_date_usd'])} of {money(row['limit_usd'])} "
-                     f"({Decimal(row['burn']):.0%} burnt), month-end projection {money(row['projected_month_end_usd'])} [{row['status']}]")
-    be = report["breakeven"]
-    lines += ["", f"projected month: {int(report['projected_month']['tokens']):,} tokens, {money(report['projected_month']['cost_usd'])}",
-              f"break-even vs {be['self_hosted']['model']} on {be['self_hosted']['instance']}: Bedrock {money(be['bedrock_monthly_usd'])}/month, "
-              f"self-hosted {money(be['self_hosted_monthly_usd'])}/month, first break-even at "
-              + (f"{int(be['breakeven_tokens_per_month']):,} tokens/month" if be["breakeven_tokens_per_month"] else "never"),
-              f"compared pair: {be['pair']['bedrock']} vs {be['pair']['self_hosted']} ({be['pair']['why']})",
-              *breakeven_lines(be["breakeven_ranges"]),
-              f"today's position: self-hosted {'cheaper' if be['self_hosted_cheaper_now'] else 'dearer'} at the projected volume"]
-    if report.get("sensitivity"):
-        lines.append("sensitivity (traffic x GPU price -> recommendation, self-hosted cheaper?):")
-        for row in report["sensitivity"]:
-            lines.append(f"  traffic x{row['traffic_factor']:<4} GPU x{row['gpu_price_factor']:<4} {row['recommendation']:<22} "
-                         f"{'yes' if row['self_hosted_cheaper'] else 'no'}  Bedrock {money(row['bedrock_monthly_usd'])} vs {money(row['self_hosted_monthly_usd'])}")
-    lines.append(f"recommendation: {report['recommendation']['current']} (today's numbers say {report['recommendation']['today']})")
-    lines += [f"  - {reason}" for reason in report["recommendation"]["reasons"]]
-    return "\n".join(lines)
-
-
-def _html_table(headers: list[str], rows: list[list[str]], ident: str) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f'<table id="{ident}"><tr>{head}</tr>{body}</table>'
-
-
-def render_html(report: dict[str, Any]) -> str:
-    """A self-contained page (inline CSS and SVG, no scripts, nothing fetched)."""
-    from .charts import bar_chart, curve_chart, curve_chart_data, daily_chart_data
-
-    be = report["breakeven"]
-    series = _html_table(["tenant", "backend", "model", "calls", "tokens", "cost"],
-                         [[r["tenant"], r["backend"], r["model"], f"{int(r['calls']):,}", f"{int(billed_tokens(r)):,}",
-                           f"${Decimal(r['cost_usd']):,.4f}"] for r in report.get("by_series", [])], "by-series")
-    days = _html_table(["day", "calls", "tokens", "cost", "unpriced calls"],
-                       [[d["day"], f"{int(d['calls']):,}", f"{int(billed_tokens(d)):,}", f"${Decimal(d['cost_usd']):,.4f}",
-                         f"{int(d['unpriced_calls']):,}"] for d in report["by_day"]], "by-day")
-    budgets = _html_table(["tenant", "budget", "month to date", "burn", "month-end projection", "status"],
-                          [[b["tenant"], f"${Decimal(b['limit_usd']):,.2f}", f"${Decimal(b['month_to_date_usd']):,.2f}",
-                            f"{Decimal(b['burn']):.0%}", f"${Decimal(b['projected_month_end_usd']):,.2f}", b["status"]]
-                           for b in report.get("budgets", [])], "budgets") if report.get("budgets") else "<p>No tenant has a monthly budget.</p>"
-    unpriced = _html_table(["tenant", "backend", "model", "unpriced calls"],
-                           [[u["tenant"], u["backend"], u["model"], u["calls"]] for u in report.get("unpriced", [])], "unpriced") \
-        if report.get("unpriced") else "<p>Every call was priced.</p>"
-    sensitivity = _html_table(["traffic", "GPU price", "Bedrock $/month", "self-hosted $/month", "self-hosted cheaper", "recommendation"],
-                              [[f"x{r['traffic_factor']}", f"x{r['gpu_price_factor']}", f"${Decimal(r['bedrock_monthly_usd']):,.0f}",
-                                f"${Decimal(r['self_hosted_monthly_usd']):,.0f}", "yes" if r["self_hosted_cheaper"] else "no", r["recommendation"]]
-                               for r in report.get("sensitivity", [])], "sensitivity")
-    ranges = "".join(f"<li>{html.escape(line)}</li>" for line in breakeven_lines(be["breakeven_ranges"]))
-    reasons = "".join(f"<li>{html.escape(r)}</li>" for r in report["recommendation"]["reasons"])
-    pair = be["pair"]
-    daily = bar_chart(daily_chart_data(report["daily_cost_by_series"]))
-    curve = curve_chart(curve_chart_data(report["curve"], be["breakeven_ranges"], Decimal(report["projected_month"]["tokens"])))
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Crossover cost report {html.escape(report['period']['from'])} to {html.escape(report['period']['to'])}</title>
-<style>body{{font:14px system-ui,sans-serif;margin:2em;color:#111;max-width:1000px}} table{{border-collapse:collapse;margin:.5em 0 1.5em}} td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}} td:first-child,td:nth-child(2),td:nth-child(3){{text-align:left}} .warn{{color:#b91c1c}} .rec{{font-size:18px}} svg{{display:block;margin:1em 0}}</style></head>
-<body><h1>Crossover cost report</h1>
-<p>{html.escape(report['period']['from'])} to {html.escape(report['period']['to'])} ({report['period']['days']} days), price catalog {html.escape(report['catalog_version'])}.</p>
-<p class="rec">Recommendation: <strong id="recommendation">{html.escape(report['recommendation']['current'])}</strong> (today's numbers: {html.escape(report['recommendation']['today'])})</p>
-<ul>{reasons}</ul>
-<p>Projected month: {int(report['projected_month']['tokens']):,} tokens, ${Decimal(report['projected_month']['cost_usd']):,.2f}.
-Bedrock ${Decimal(be['bedrock_monthly_usd']):,.2f}/month vs self-hosted ({html.escape(be['self_hosted']['model'])} on {html.escape(be['self_hosted']['instance'])}, {be['self_hosted']['instances']} instance(s)) ${Decimal(be['self_hosted_monthly_usd']):,.2f}/month;
-self-hosted is <strong id="position">{'cheaper' if be['self_hosted_cheaper_now'] else 'dearer'}</strong> at today's volume.</p>
-<p id="pair">Compared pair: {html.escape(pair['bedrock'])} against {html.escape(pair['self_hosted'])}{'' if pair.get('equivalent_quality') is not False else ' <strong class="warn">(not of equivalent quality)</strong>'}: {html.escape(pair['why'])}</p>
-<ul id="ranges">{ranges}</ul>
-{daily}
-{curve}
-<h2>Sensitivity (traffic ±50%, GPU price ±30%)</h2>{sensitivity}
-<h2>Budgets</h2>{budgets}
-<h2>Unpriced calls (cost unknown, not $0)</h2>{unpriced}
-<h2>By tenant, backend and model</h2>{series}
-<h2>By day</h2>{days}
-</body></html>"""

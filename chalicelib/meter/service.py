@@ -5,13 +5,14 @@ from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any, Callable
 
-from .. import aws
+from .. import storage
 from ..observability import logger, metrics
 from .budgets import Budgets
 from .decisions import DecisionStore
 from .ledger import Ledger
 from .recommendation import Assessment, next_state
-from .report import build_report, render_html, render_json
+from .render import render_html, render_json
+from .report import build_report
 
 
 def budgets_snapshot(budgets: Budgets | None, today: date) -> tuple[dict[str, Decimal], dict[str, Decimal]] | None:
@@ -50,11 +51,10 @@ def publish_daily_report(ledger: Ledger, decisions: DecisionStore, catalog: Any,
     state = next_state(decisions.latest(), assessment, days_to_confirm)
     decisions.save("global", today.isoformat(), state, assessment, {"catalog_version": catalog.version, "days": days, "ops_ready": ops_ready})
     report["recommendation"].update({"current": state.current, "pending": state.pending, "pending_days": state.pending_days})
-    encryption: dict[str, str] = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms_key_id} if kms_key_id else {"ServerSideEncryption": "AES256"}
-    s3 = aws.client("s3")
     prefix = f"reports/{today.isoformat()}/"
-    s3.put_object(Bucket=bucket, Key=prefix + "cost-report.json", Body=render_json(report).encode(), ContentType="application/json", **encryption)
-    s3.put_object(Bucket=bucket, Key=prefix + "cost-report.html", Body=render_html(report).encode(), ContentType="text/html; charset=utf-8", **encryption)
+    # Operator data across tenants: no tenant context (tenant=None).
+    storage.put_text(bucket, prefix + "cost-report.json", render_json(report), kms_key_id, None, "application/json")
+    storage.put_text(bucket, prefix + "cost-report.html", render_html(report), kms_key_id, None, "text/html; charset=utf-8")
     metrics.add_metric(name="ProjectedMonthlyCostUSD", unit="None", value=float(report["projected_month"]["cost_usd"]))
     metrics.add_metric(name="ProjectedMonthlyTokens", unit="Count", value=float(report["projected_month"]["tokens"]))
     metrics.add_metric(name="UnpricedModels", unit="Count", value=len(report["unpriced_models"]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..meter.pricing import Usage
+from ..core import Usage
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import aws
 from ..errors import CrossoverError, ModelInputRejected, ModelTimeout, ModelUnavailable, Throttled, ValidationFailed
-from ..meter.pricing import Usage
+from ..core import Usage
 from . import ModelTurn
 
 if TYPE_CHECKING:  # botocore is imported on first use: it costs ~70 ms of cold start
@@ -39,7 +39,7 @@ def bedrock_config(max_attempts: int, read_timeout_s: float) -> "Config":
 
 def translate_client_error(exc: "ClientError", model_id: str) -> CrossoverError:
     """Map a Bedrock error (after botocore's retries) to the API's error."""
-    code = exc.response.get("Error", {}).get("Code", "")
+    code = aws.error_code(exc)
     message = exc.response.get("Error", {}).get("Message", "")
     if code in _THROTTLING:
         return Throttled(

@@ -9,7 +9,7 @@ import urllib.request
 from typing import Any
 
 from ..errors import ModelInputRejected, ModelTimeout, ModelUnavailable, Throttled
-from ..meter.pricing import Usage
+from ..core import Usage
 from . import ModelTurn
 from .openai_compat import to_converse_response, to_openai_request
 

@@ -46,9 +46,6 @@ class _AgentPolicies:
     def policy_for(self, tenant: str) -> Policy:
         return tightened(self._inner.policy_for(tenant), self._override)
 
-    def routing_mode_for(self, tenant: str) -> str | None:
-        return self._inner.routing_mode_for(tenant)
-
 
 def agent_services(services: Services, agent: AgentDefinition) -> Services:
     """The services one agent's request runs with: lowered limits, its model as the default, its screening."""

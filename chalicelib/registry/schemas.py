@@ -5,9 +5,10 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from ..api_schemas import MODEL_ID_PATTERN
+from ..basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
 
 # Converse's toolSpec name rule (and a path segment without escaping).
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"

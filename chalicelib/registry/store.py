@@ -7,80 +7,56 @@ grant of exactly GetItem/PutItem/DeleteItem/Query for the API function, and its 
 """
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timezone
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from .. import aws
-from ..dynamo import from_item, to_item
+from ..dynamo import plain
+from ..table import InMemoryTable, Table, open_table
 
 Kind = Literal["tool", "agent"]
 # Bounds a tenant's registry (and so the work of listing it and of the loop's tool config).
 MAX_ITEMS_PER_KIND = 100
 
 
-class RegistryStore(Protocol):
-    def put(self, tenant: str, kind: Kind, name: str, body: dict[str, Any]) -> dict[str, Any]: ...
-    def get(self, tenant: str, kind: Kind, name: str) -> dict[str, Any] | None: ...
-    def list(self, tenant: str, kind: Kind) -> list[dict[str, Any]]: ...
-    def delete(self, tenant: str, kind: Kind, name: str) -> bool: ...
+KEYS = ("tenant", "item")
 
 
 def _record(name: str, body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "name": name, "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
-class InMemoryRegistryStore:
-    """The twin used by unit tests."""
-
-    def __init__(self) -> None:
-        self._items: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self._lock = threading.Lock()
-
-    def put(self, tenant: str, kind: Kind, name: str, body: dict[str, Any]) -> dict[str, Any]:
-        record = _record(name, body)
-        with self._lock:
-            self._items[(tenant, kind, name)] = record
-        return dict(record)
-
-    def get(self, tenant: str, kind: Kind, name: str) -> dict[str, Any] | None:
-        found = self._items.get((tenant, kind, name))
-        return dict(found) if found else None
-
-    def list(self, tenant: str, kind: Kind) -> list[dict[str, Any]]:
-        return [dict(v) for (t, k, _), v in sorted(self._items.items()) if t == tenant and k == kind]
-
-    def delete(self, tenant: str, kind: Kind, name: str) -> bool:
-        with self._lock:
-            return self._items.pop((tenant, kind, name), None) is not None
+def _key(tenant: str, kind: Kind, name: str) -> dict[str, str]:
+    return {"tenant": tenant, "item": f"{kind}#{name}"}
 
 
-class DynamoRegistryStore:
-    def __init__(self, table_name: str, dynamodb: Any | None = None) -> None:
-        self._table = table_name
-        self._dynamodb = dynamodb
+class RegistryStore:
+    """Registered tools and agents on their table: DynamoDB by name, or a Table (InMemoryRegistryStore's twin)."""
 
-    def _client(self) -> Any:
-        return self._dynamodb or aws.client("dynamodb")
+    def __init__(self, table_name: "str | Table", dynamodb: Any | None = None) -> None:
+        self._table = open_table(table_name, KEYS, dynamodb)
 
     def put(self, tenant: str, kind: Kind, name: str, body: dict[str, Any]) -> dict[str, Any]:
         record = _record(name, body)
-        self._client().put_item(TableName=self._table, Item=to_item({"tenant": tenant, "item": f"{kind}#{name}", "body": record}))
+        self._table.put({**_key(tenant, kind, name), "body": record})
         return record
 
     def get(self, tenant: str, kind: Kind, name: str) -> dict[str, Any] | None:
-        item = self._client().get_item(TableName=self._table, Key={"tenant": {"S": tenant}, "item": {"S": f"{kind}#{name}"}},
-                                       ConsistentRead=True).get("Item")
-        return from_item(item)["body"] if item else None
+        item = self._table.get(_key(tenant, kind, name))
+        return plain(item["body"]) if item else None
 
     def list(self, tenant: str, kind: Kind) -> list[dict[str, Any]]:
-        paginator = self._client().get_paginator("query")
-        pages = paginator.paginate(TableName=self._table, KeyConditionExpression="tenant = :t AND begins_with(#i, :k)",
-                                   ExpressionAttributeNames={"#i": "item"},
-                                   ExpressionAttributeValues={":t": {"S": tenant}, ":k": {"S": f"{kind}#"}})
-        return [from_item(item)["body"] for page in pages for item in page.get("Items", [])]
+        return [plain(item["body"]) for item in self._table.query(tenant, prefix=f"{kind}#")]
 
     def delete(self, tenant: str, kind: Kind, name: str) -> bool:
-        answer = self._client().delete_item(TableName=self._table, Key={"tenant": {"S": tenant}, "item": {"S": f"{kind}#{name}"}},
-                                            ReturnValues="ALL_OLD")
-        return "Attributes" in answer
+        return self._table.delete(_key(tenant, kind, name)) is not None
+
+
+# The name services.py builds the store by (the one implementation, on DynamoDB by table name).
+DynamoRegistryStore = RegistryStore
+
+
+class InMemoryRegistryStore(RegistryStore):
+    """The same store on the table's in-memory twin (unit tests)."""
+
+    def __init__(self) -> None:
+        super().__init__(InMemoryTable("registry", KEYS))

@@ -7,12 +7,12 @@ error body is never passed on (it would reach the model without screening).
 from __future__ import annotations
 
 import json
-import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from .. import aws
 from ..netguard import NetworkPolicy, UnsafeDestination, check_url, safe_client, system_resolver
+from ..ttl_cache import TTLCache
 from .schemas import HttpsTarget, LambdaTarget, McpTarget
 
 
@@ -58,7 +58,7 @@ def call_lambda(target: LambdaTarget, payload: Any, ctx: CallContext) -> Any:
         raise ToolFailure(f"function did not answer within {ctx.timeout_s:g}s", "timeout") from exc
     except ClientError as exc:
         # AccessDenied here usually means the function lacks the tag crossover-tenant=<tenant>.
-        raise ToolFailure(f"function call refused: {exc.response.get('Error', {}).get('Code', 'error')}") from exc
+        raise ToolFailure(f"function call refused: {aws.error_code(exc) or 'error'}") from exc
     raw = answer["Payload"].read(ctx.max_bytes + 1)
     if answer.get("FunctionError"):
         raise ToolFailure(f"function failed ({answer['FunctionError']})", "function_error")
@@ -156,21 +156,15 @@ class SecretCache:
 
     def __init__(self, client_for: Callable[[str], Any], ttl_s: float) -> None:
         self._client_for = client_for
-        self._ttl = ttl_s
-        self._values: dict[tuple[str, str], tuple[float, str]] = {}
-        self._lock = threading.Lock()
+        self._values: TTLCache[str] = TTLCache(ttl_s)
 
     def __call__(self, tenant: str, reference: str) -> str:
-        now = time.monotonic()
-        cached = self._values.get((tenant, reference))
-        if cached and cached[0] > now:
-            return cached[1]
+        return self._values.get_or_load((tenant, reference), lambda: self._fetch(tenant, reference))
+
+    def _fetch(self, tenant: str, reference: str) -> str:
         from botocore.exceptions import ClientError
 
         try:
-            value = self._client_for(tenant).get_secret_value(SecretId=reference)["SecretString"]
+            return self._client_for(tenant).get_secret_value(SecretId=reference)["SecretString"]
         except ClientError as exc:
-            raise ToolFailure(f"secret unavailable: {exc.response.get('Error', {}).get('Code', 'error')}") from exc
-        with self._lock:
-            self._values[(tenant, reference)] = (now + self._ttl, value)
-        return value
+            raise ToolFailure(f"secret unavailable: {aws.error_code(exc) or 'error'}") from exc

@@ -35,10 +35,11 @@ class TenantPolicy(BaseModel):
     guardrail_enabled: bool | None = None
     fail_open: bool | None = None
     max_chars: int | None = Field(default=None, ge=1, le=1_000_000)
-    routing_mode: Literal["bedrock", "self_hosted", "auto"] | None = None  # read by the router, not by screening
+    # A `routing_mode` stored here by older versions is ignored: it lives in tenant settings now
+    # (chalicelib/tenant_settings.py; `crossover routing migrate` moves it).
 
     def over(self, base: Policy) -> Policy:
-        values = {key: value for key, value in self.model_dump(exclude={"routing_mode"}).items() if value is not None}
+        values = {key: value for key, value in self.model_dump().items() if value is not None}
         if "pii_entity_types" in values:
             values["pii_entity_types"] = tuple(values["pii_entity_types"])
         return Policy(**{**base.__dict__, **values})
@@ -52,7 +53,7 @@ class PolicyStore:
         self._base = base
         self._ttl = cache_ttl_s
         self._dynamodb = dynamodb
-        self._cache: dict[str, tuple[float, Policy, str | None]] = {}
+        self._cache: dict[str, tuple[float, Policy]] = {}
         self._lock = threading.Lock()
 
     def _load(self, key: str) -> TenantPolicy | None:
@@ -66,28 +67,19 @@ class PolicyStore:
             logger.error("screening.policy_invalid", extra={"tenant": key})
             return None
 
-    def _resolve(self, tenant: str) -> tuple[float, Policy, str | None]:
+    def policy_for(self, tenant: str) -> Policy:
         now = time.monotonic()
         cached = self._cache.get(tenant)
         if cached and cached[0] > now:
-            return cached
-        policy, routing_mode = self._base, None
+            return cached[1]
+        policy = self._base
         for key in (DEFAULT_TENANT_KEY, tenant):
             stored = self._load(key)
             if stored is not None:
                 policy = stored.over(policy)
-                routing_mode = stored.routing_mode or routing_mode
-        resolved = (now + self._ttl, policy, routing_mode)
         with self._lock:
-            self._cache[tenant] = resolved
-        return resolved
-
-    def policy_for(self, tenant: str) -> Policy:
-        return self._resolve(tenant)[1]
-
-    def routing_mode_for(self, tenant: str) -> str | None:
-        """The tenant's (or the '*' default's) routing mode, if one is stored."""
-        return self._resolve(tenant)[2]
+            self._cache[tenant] = (now + self._ttl, policy)
+        return policy
 
     def put(self, tenant: str, policy: TenantPolicy) -> None:
         item = to_item({"tenant": tenant, **policy.model_dump(exclude_none=True)})

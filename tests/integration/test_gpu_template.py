@@ -39,6 +39,11 @@ def test_job_definition_follows_the_default_plan_fp8_on_one_l40s():
         assert compute["LaunchTemplate"]["LaunchTemplateId"] == {"Ref": "GpuLaunchTemplate"}
     assert resources["GpuOnDemandEnvironment"]["Properties"]["ComputeResources"]["MinvCpus"] == {"Ref": "WarmGpuVcpus"}
     assert resources["GpuSpotEnvironment"]["Properties"]["ComputeResources"]["MinvCpus"] == 0
+    # the meter's break-even sees the same warm capacity (GPU_MIN_VCPUS), not a fleet of its own
+    functions = [r for r in resources.values() if r.get("Type") == "AWS::Serverless::Function" or "Environment" in r.get("Properties", {})]
+    variables = [f["Properties"]["Environment"]["Variables"] for f in functions if "Variables" in f["Properties"].get("Environment", {})]
+    assert variables and all(v["GPU_MIN_VCPUS"] == {"Ref": "WarmGpuVcpus"} for v in variables)
+    assert all(v["GPU_INSTANCE_TYPES"] == "g6e.xlarge,g6e.2xlarge" for v in variables)
     volume = resources["GpuLaunchTemplate"]["Properties"]["LaunchTemplateData"]["BlockDeviceMappings"][0]["Ebs"]
     assert volume["VolumeSize"] >= 25 + 32.5 and volume["Encrypted"] is True  # the image and the model fit on the disk
 

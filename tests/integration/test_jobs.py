@@ -57,11 +57,13 @@ def pump(jobs_aws):
     return EventPump(handlers.sqs_handlers())
 
 
-def job_record(job_id: str) -> dict[str, Any]:
+def job_record(job_id: str) -> dict[str, Any] | None:
+    """The stored job as plain data (the typed chalicelib.jobs.models.Job, as JSON)."""
     from chalicelib.jobs.store import JobStore
     from chalicelib.services import get_services
 
-    return JobStore(get_services().settings.jobs_table).get(job_id)
+    job = JobStore(get_services().settings.jobs_table).get(job_id)
+    return job.model_dump(mode="json") if job else None
 
 
 def drive(pump, condition, timeout_s: float = 20.0, between=None):

@@ -14,7 +14,7 @@ import pytest
 
 from chalicelib.errors import BudgetExceeded
 from chalicelib.meter.ledger import LedgerEntry
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from tests.conftest import OPS_KEY, converse_text, ledger_items, post_json
 
 SONNET = "anthropic.claude-3-sonnet-20240229-v1:0"
@@ -152,7 +152,7 @@ def seed_ledger(services, today):
 
 
 def test_report_renders_from_a_seeded_ledger(aws):
-    from chalicelib.meter.report import render_html, render_table
+    from chalicelib.meter.render import render_html, render_table
     from chalicelib.meter.service import report_for
     from chalicelib.services import get_services
 

@@ -21,7 +21,8 @@ import pytest
 from chalicelib.config import get_settings
 from chalicelib.meter.catalog import load_catalog
 from chalicelib.meter.charts import daily_chart_data, legend_rows
-from chalicelib.meter.report import build_report, render_html
+from chalicelib.meter.render import render_html
+from chalicelib.meter.report import build_report
 
 CATALOG = load_catalog(get_settings().price_catalog_path)
 TODAY = date(2026, 12, 3)

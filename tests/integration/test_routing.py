@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from botocore.stub import Stubber
 
-from chalicelib.screening.service import TenantPolicy
+from chalicelib.tenant_settings import TenantSettings
 from tests.conftest import converse_text, ledger_items, post_json
 
 
@@ -70,7 +70,7 @@ def stub_bedrock():
 def set_mode(tenant, mode):
     from chalicelib.services import get_services
 
-    get_services().screening.policies.put(tenant, TenantPolicy(routing_mode=mode))
+    get_services().router.tenant_settings.put(tenant, TenantSettings(routing_mode=mode))
 
 
 def test_self_hosted_mode_serves_from_the_openai_compatible_endpoint(client, self_hosted):
@@ -95,7 +95,7 @@ def test_unhealthy_self_hosted_falls_back_to_bedrock_and_opens_the_circuit(clien
         backends = [post_json(client, "/v1/invoke", {"prompt": "hello"}).json_body["backend"] for _ in range(4)]
     assert backends == ["bedrock"] * 4
     assert len(self_hosted.requests) == 3  # after 3 failures the circuit opened: the 4th went straight to Bedrock
-    assert get_services().breakers["self_hosted"].is_open
+    assert get_services().router.breakers["self_hosted"].is_open
 
 
 def test_auto_mode_follows_the_stored_recommendation(client, self_hosted):
@@ -109,7 +109,7 @@ def test_auto_mode_follows_the_stored_recommendation(client, self_hosted):
     services = get_services()
     services.decisions.save("global", date.today().isoformat(), DecisionState("switch_to_self_hosted"),
                             Assessment("switch_to_self_hosted", ("test",), {}), {})
-    services._recommendation = None  # drop the one-minute cache
+    services.router.recommendations.forget()  # drop the one-minute cache
     assert post_json(client, "/v1/invoke", {"prompt": "hello"}).json_body["backend"] == "self_hosted"
 
 
@@ -124,11 +124,11 @@ def test_circuit_recovers_when_the_gpu_is_back_and_nothing_is_metered_twice(clie
     """5xx storm on the self-hosted endpoint: the circuit opens, Bedrock serves (metered as Bedrock, once
     per answer), a Bedrock 5xx then is a clean 502 with nothing metered; after the cool-down one trial
     call reaches the recovered GPU and closes the circuit."""
-    from chalicelib.routing import CircuitBreaker
+    from chalicelib.router import CircuitBreaker
     from chalicelib.services import get_services
 
     now = [0.0]
-    breaker = get_services().breakers["self_hosted"] = CircuitBreaker(threshold=3, cooldown_s=30, clock=lambda: now[0])
+    breaker = get_services().router.breakers["self_hosted"] = CircuitBreaker(threshold=3, cooldown_s=30, clock=lambda: now[0])
     set_mode("dev", "self_hosted")
     self_hosted.fail = True
     with stub_bedrock() as stub:

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from chalicelib.agent.loop import BUDGET_EXCEEDED, AgentLimits, run_agent
 from chalicelib.agent.tools import ToolRegistry, tool
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from chalicelib.models import ModelTurn
 
 

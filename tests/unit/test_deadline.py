@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.agent.loop import AgentLimits, run_agent
 from chalicelib.errors import DeadlineExceeded, ModelTimeout
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 from chalicelib.models import ModelTurn
 from chalicelib.models.bedrock import BedrockBackend
 from chalicelib.timing import ANSWER_RESERVE_S, API_GATEWAY_LIMIT_S, Deadline, request_deadline

@@ -16,7 +16,7 @@ from chalicelib.meter.catalog import load_catalog
 from chalicelib.meter.gpu_cost import (
     BatchAttempts, FinalAttempt, GpuAttempt, attempt_cost, attempts_from_batch, meter_gpu_attempts,
 )
-from chalicelib.meter.pricing import Usage
+from chalicelib.core import Usage
 
 CATALOG = load_catalog(get_settings().price_catalog_path)
 JOB = {"job_id": "job-abc", "tenant": "acme", "trace_id": "Root=1-abc"}

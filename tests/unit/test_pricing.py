@@ -7,7 +7,8 @@ import pytest
 
 from chalicelib.config import get_settings
 from chalicelib.meter.catalog import base_model_id, load_catalog
-from chalicelib.meter.pricing import Usage, price_usage
+from chalicelib.core import Usage
+from chalicelib.meter.pricing import price_usage
 
 CATALOG = load_catalog(get_settings().price_catalog_path)
 
@@ -124,9 +125,9 @@ def test_ec2_gpu_prices_sit_next_to_sagemaker_ones():
     assert g6e.spot_per_hour == g6e.on_demand_per_hour * (1 - CATALOG.fleet.spot_discount_estimate)
 
 
-# Instances the GPU fit catalog may choose but this price catalog cannot price from a public source here: jobs on
-# them are metered with cost null and listed as unpriced in the report (never $0).
-UNPRICED_GPU_INSTANCES = {"g7e.4xlarge", "g7e.12xlarge", "g7e.24xlarge"}
+# Instances the GPU fit catalog may choose but this price catalog cannot price from a public source: jobs on them
+# would be metered with cost null and listed as unpriced in the report (never $0). None today.
+UNPRICED_GPU_INSTANCES: set[str] = set()
 
 
 def test_the_deploys_gpu_types_are_priced():
@@ -137,3 +138,26 @@ def test_the_deploys_gpu_types_are_priced():
         assert instance_type in CATALOG.gpu_instances, f"Batch launches {instance_type}: price it"
     unpriced = set(gpu_catalog.instances) - set(CATALOG.gpu_instances)
     assert unpriced == UNPRICED_GPU_INSTANCES, f"price these or list them as unpriced: {sorted(unpriced ^ UNPRICED_GPU_INSTANCES)}"
+
+
+@pytest.mark.parametrize(("model_id", "region", "expected"), [
+    ("meta.llama3-70b-instruct-v1:0", "eu-west-1", ("2.86", "3.78")),   # LiteLLM's bedrock/eu-west-1 entry
+    ("meta.llama3-70b-instruct-v1:0", "us-east-1", ("2.65", "3.50")),
+    ("qwen.qwen3-next-80b-a3b", "ap-southeast-2", ("0.1545", "1.236")),
+    ("arn:aws:bedrock:eu-west-1::foundation-model/meta.llama3-8b-instruct-v1:0", None, ("0.32", "0.65")),
+    ("anthropic.claude-haiku-4-5-20251001-v1:0", "us-gov-west-1", ("1.2", "6")),  # GovCloud: +20% over global.
+])
+def test_in_region_calls_take_the_regions_own_price(model_id, region, expected):
+    price = CATALOG.token_price(model_id, region=region)
+    assert (price.input_per_mtok, price.output_per_mtok) == tuple(Decimal(x) for x in expected)
+
+
+@pytest.mark.parametrize(("region", "g5_xlarge"), [("us-east-1", "1.006"), ("eu-west-1", "1.123"), ("ap-southeast-2", "1.308")])
+def test_gpu_prices_follow_the_deployments_region(monkeypatch, region, g5_xlarge):
+    monkeypatch.setenv("AWS_REGION", region)
+    catalog = load_catalog.__wrapped__(get_settings().price_catalog_path, "")
+    g5 = catalog.gpu_instances["g5.xlarge"]
+    assert g5.on_demand_per_hour == Decimal(g5_xlarge)
+    assert g5.spot_per_hour == Decimal(g5_xlarge) * (1 - catalog.fleet.spot_discount_estimate)  # the estimate follows
+    # an instance with no list price in that region keeps its us-east-1 price (Batch cannot launch it there anyway)
+    assert catalog.gpu_instances["g7e.2xlarge"].on_demand_per_hour == Decimal("3.36312")

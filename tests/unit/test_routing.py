@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.routing import CircuitBreaker, choose_backend
+from chalicelib.router import CircuitBreaker
+from chalicelib.routing import choose_backend
 
 
 @pytest.mark.parametrize(("mode", "workload", "recommendation", "available", "healthy", "expected"), [

@@ -1,0 +1,168 @@
+"""Ledger, budgets, alerts and decisions on in-memory twins (the same Table contract as DynamoDB's,
+tests/unit/test_table_contract.py): no token spend lost or counted twice, in milliseconds."""
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from chalicelib.errors import BudgetExceeded
+from chalicelib.meter.alerts import AlertsConfig, BudgetAlerts
+from chalicelib.meter.budgets import Budgets
+from chalicelib.meter.decisions import DecisionStore
+from chalicelib.meter.ledger import Ledger, LedgerEntry
+from chalicelib.core import Usage
+from chalicelib.meter.recommendation import Assessment, DecisionState
+from chalicelib.table import InMemoryTable
+
+DAY = datetime(2026, 12, 3, 12, tzinfo=timezone.utc)
+
+
+def entry(request_id: str, cost: str | None = "0.01", tenant: str = "acme", tokens: tuple[int, int] = (100, 20)) -> LedgerEntry:
+    return LedgerEntry(request_id=request_id, tenant=tenant, model="m", backend="bedrock", kind="invoke",
+                       usage=Usage(input_tokens=tokens[0], output_tokens=tokens[1]),
+                       cost_usd=Decimal(cost) if cost is not None else None, catalog_version="test", trace_id="t", created_at=DAY)
+
+
+def ledger(shards: int = 4) -> tuple[Ledger, InMemoryTable, InMemoryTable]:
+    records, aggregates = InMemoryTable("ledger", ("request_id",)), InMemoryTable("aggregates", ("pk", "sk"))
+    return Ledger(records, aggregates, shards), records, aggregates
+
+
+def totals(book: Ledger) -> dict[str, Any]:
+    rows = list(book.daily_aggregates(["2026-12-03"]))
+    return {name: sum(row[name] for row in rows) for name in ("calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_calls")}
+
+
+def test_a_retried_record_is_written_and_counted_once() -> None:
+    book, records, _ = ledger()
+    assert book.record(entry("r1")) is True
+    assert book.record(entry("r1")) is False
+    assert book.record(entry("r2", cost=None)) is True
+    assert len(records.items()) == 2
+    assert totals(book) == {"calls": 2, "input_tokens": 200, "output_tokens": 40, "cost_usd": Decimal("0.01"), "unpriced_calls": 1}
+    stored = records.get({"request_id": "r2"})
+    assert stored["priced"] is False and "cost_usd" not in stored and stored["day"] == "2026-12-03"
+
+
+def test_concurrent_replays_of_one_request_count_it_once() -> None:
+    book, _, _ = ledger()
+    outcomes: list[bool] = []
+    threads = [threading.Thread(target=lambda: outcomes.append(book.record(entry("same")))) for _ in range(16)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert sorted(outcomes) == [False] * 15 + [True]
+    assert totals(book)["calls"] == 1
+
+
+def test_aggregates_are_sharded_by_request_and_summed_per_tenant_backend_model() -> None:
+    book, _, aggregates = ledger(shards=4)
+    for n in range(40):
+        book.record(entry(f"r{n}", tenant="acme" if n % 2 else "beta"))
+    assert len({item["pk"] for item in aggregates.items()}) > 1  # more than one shard took writes
+    rows = list(book.daily_aggregates(["2026-12-03"]))
+    assert {(r["tenant"], r["backend"], r["model"]) for r in rows} == {("acme", "bedrock", "m"), ("beta", "bedrock", "m")}
+    assert totals(book)["cost_usd"] == Decimal("0.40")
+
+
+def test_a_ledger_without_aggregates_still_refuses_duplicates() -> None:
+    book = Ledger(InMemoryTable("ledger", ("request_id",)))
+    assert book.record(entry("r1")) and not book.record(entry("r1"))
+    assert list(book.daily_aggregates(["2026-12-03"])) == []
+
+
+def budgets(limit: str | None = "1.00", alerts: BudgetAlerts | None = None, table: InMemoryTable | None = None) -> Budgets:
+    store = Budgets(table or InMemoryTable("budgets", ("tenant", "period")), cache_ttl_s=30, alerts=alerts)
+    if limit is not None:
+        store.set_limit("acme", Decimal(limit))
+    return store
+
+
+def test_no_budget_means_no_reservation() -> None:
+    assert budgets(limit=None).reserve("acme", Decimal("5")) is None
+
+
+def test_reserve_then_settle_replaces_the_worst_case_by_the_real_cost() -> None:
+    store = budgets()
+    held = store.reserve("acme", Decimal("0.30"), period="2026-12")
+    assert held is not None and held.committed_after == Decimal("0.30")
+    store.settle(held, Decimal("0.05"))
+    assert store.committed("acme", "2026-12") == Decimal("0.05")
+    unpriced = store.reserve("acme", Decimal("0.20"), period="2026-12")
+    store.settle(unpriced, None)  # an unpriced call keeps its reservation
+    assert store.committed("acme", "2026-12") == Decimal("0.25")
+
+
+def test_a_reservation_past_the_limit_is_refused_and_changes_nothing() -> None:
+    store = budgets()
+    store.reserve("acme", Decimal("0.90"), period="2026-12")
+    with pytest.raises(BudgetExceeded):
+        store.reserve("acme", Decimal("0.11"), period="2026-12")
+    with pytest.raises(BudgetExceeded):
+        store.reserve("acme", Decimal("1.01"), period="2026-12")  # larger than the whole budget
+    assert store.committed("acme", "2026-12") == Decimal("0.90")
+
+
+def test_concurrent_reservations_never_overshoot_the_limit() -> None:
+    store = budgets()
+    granted: list[Any] = []
+
+    def reserve() -> None:
+        try:
+            granted.append(store.reserve("acme", Decimal("0.10"), period="2026-12"))
+        except BudgetExceeded:
+            pass
+
+    threads = [threading.Thread(target=reserve) for _ in range(30)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert len(granted) == 10
+    assert store.committed("acme", "2026-12") == Decimal("1.00")
+
+
+def test_changing_a_limit_takes_effect_at_once_and_limits_lists_every_tenant() -> None:
+    table = InMemoryTable("budgets", ("tenant", "period"))
+    store = budgets(table=table)
+    assert store.limit_for("acme") == Decimal("1.00")
+    store.set_limit("acme", Decimal("2.50"))
+    store.set_limit("beta", Decimal("7"))
+    assert store.limit_for("acme") == Decimal("2.50")
+    store.reserve("acme", Decimal("0.5"), period="2026-12")  # a period row is not a limit row
+    assert store.limits() == {"acme": Decimal("2.50"), "beta": Decimal("7")}
+    store.set_limit("acme", None)
+    assert store.limit_for("acme") is None
+
+
+class RecordingSns:
+    def __init__(self, fail: bool = False) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.fail = fail
+
+    def publish(self, **kwargs: Any) -> dict[str, Any]:
+        if self.fail:
+            raise RuntimeError("SNS down")
+        self.messages.append(kwargs)
+        return {"MessageId": str(len(self.messages))}
+
+
+def test_each_threshold_alerts_once_and_a_failed_publish_is_retried() -> None:
+    table = InMemoryTable("budgets", ("tenant", "period"))
+    sns = RecordingSns(fail=True)
+    store = budgets(alerts=BudgetAlerts(table, AlertsConfig("arn:aws:sns:us-east-1:1:t", (50, 100)), sns=sns), table=table)
+    store.settle(store.reserve("acme", Decimal("0.6"), period="2026-12"), Decimal("0.6"))
+    assert sns.messages == [] and not [i for i in table.items() if i["period"].startswith("alert#")]  # marker removed
+    sns.fail = False
+    for _ in range(3):
+        store.settle(store.reserve("acme", Decimal("0.01"), period="2026-12"), Decimal("0.01"))
+    assert [m["MessageAttributes"]["threshold"]["StringValue"] for m in sns.messages] == ["50"]
+
+
+def test_the_latest_decision_is_the_last_day_saved() -> None:
+    store = DecisionStore(InMemoryTable("decisions", ("scope", "day")))
+    assert store.latest() == DecisionState()
+    for day, current in (("2026-12-01", "stay_on_bedrock"), ("2026-12-03", "switch_to_self_hosted"), ("2026-12-02", "stay_on_bedrock")):
+        store.save("global", day, DecisionState(current=current), Assessment(current, ("r",), {}), {"day": day})
+    assert store.latest().current == "switch_to_self_hosted"

@@ -94,7 +94,7 @@ def test_a_plain_attack_scores_high_and_unseen_paraphrases_rank_above_ordinary_r
 
 
 @pytest.mark.parametrize("text", NEW_ATTACKS[:2] + [pytest.param(NEW_ATTACKS[2], marks=pytest.mark.xfail(
-    strict=True, reason="known miss: indirect exfiltration without trigger words scores ~0.3 (benchmarks/README.md)"))])
+    strict=True, reason="known miss: indirect exfiltration without trigger words scores ~0.37 (benchmarks/README.md)"))])
 def test_the_gate_blocks_unseen_paraphrases(text):
     assert not screen(text).allowed
 

@@ -124,7 +124,7 @@ def median_of(samples: list[dict[str, float]], field: str) -> float:
 def main() -> None:
     from moto.server import ThreadedMotoServer
 
-    from devstack.chalice_stage import stage_environment
+    from stage.chalice import stage_environment
     from devstack.fake_bedrock import FakeBedrock
 
     port = free_port()

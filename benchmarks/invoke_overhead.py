@@ -56,17 +56,19 @@ def run(with_moto: bool) -> list[float]:
 
 def time_invokes(api_key: str, prompt: str, requests: int, warmup: int = 50) -> list[float]:
     """Seconds per POST /v1/invoke through the real handler (after `warmup` calls for clients and caches)."""
-    from chalicelib import api
     from chalicelib.http import dispatch
+    from chalicelib.routes.invoke import OPERATIONS
+
+    [invoke] = [operation for operation in OPERATIONS if operation.operation_id == "invoke"]
 
     body = json.dumps({"prompt": prompt, "max_tokens": 64}).encode()
     headers = {"x-api-key": api_key, "content-type": "application/json"}
     for _ in range(warmup):
-        dispatch(headers, body, api.invoke)
+        dispatch(headers, body, invoke.run)
     samples = []
     for _ in range(requests):
         started = time.perf_counter()
-        response = dispatch(headers, body, api.invoke)
+        response = dispatch(headers, body, invoke.run)
         samples.append(time.perf_counter() - started)
         assert response.status_code == 200, response.body
     return samples

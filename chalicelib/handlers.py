@@ -1,8 +1,9 @@
-"""Event handlers (schedules, queues, buckets): app.py wires them, they call the services."""
+"""Event handlers (schedules, queues, buckets): chalicelib/routes/ wires them, they call the services."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from .config import Settings, get_settings
 from .observability import logger, metrics
 from .services import get_services
 from .timing import lambda_deadline
@@ -122,9 +123,22 @@ def _logged(handle: Any, queue: str) -> Any:
     return wrapper
 
 
+# Consumer (chalicelib/timing.CONSUMERS, the function's name) -> the setting naming its queue.
+QUEUES: dict[str, Callable[[Settings], str]] = {
+    "job_steps": lambda settings: settings.job_steps_queue,
+    "requests": lambda settings: settings.requests_queue,
+    "requests_fifo": lambda settings: settings.requests_fifo_queue,
+    "object_events": lambda settings: settings.object_events_queue,
+    "meter_spill": lambda settings: settings.meter_spill_queue,
+}
+
+
+def queue_name(consumer: str) -> str:
+    return QUEUES[consumer](get_settings())
+
+
 def sqs_handlers() -> dict[str, Any]:
     """Queue name -> handler, for the local event pump (in AWS, the event source mappings)."""
-    settings = get_services().settings
-    return {settings.job_steps_queue: job_steps, settings.requests_queue: requests,
-            settings.requests_fifo_queue: requests_fifo, settings.object_events_queue: object_events,
-            settings.meter_spill_queue: meter_spill}
+    handlers = {"job_steps": job_steps, "requests": requests, "requests_fifo": requests_fifo, "object_events": object_events,
+                "meter_spill": meter_spill}
+    return {queue_name(consumer): handle for consumer, handle in handlers.items()}

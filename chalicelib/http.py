@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from . import safe_json
 from .errors import CrossoverError, ValidationFailed, from_aws_failure
 from .observability import TRACE_HEADER, logger, metrics, trace_id_from
+from .timing import Deadline
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,6 +30,7 @@ class ApiRequest:
     trace_id: str
     path_params: dict[str, str] = field(default_factory=dict)
     query: dict[str, str] = field(default_factory=dict)
+    deadline: Deadline | None = None  # set before authentication (chalicelib.operation.Operation.run)
 
 
 @dataclass

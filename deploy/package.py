@@ -20,7 +20,7 @@ sys.path.insert(0, ROOT)
 
 from chalicelib.config import RESOURCE_ENV_VARS  # noqa: E402
 from chalicelib.timing import API_P99_ALARM_MS, CONSUMERS  # noqa: E402
-from devstack.chalice_stage import function_settings, queue_settings, stage_environment  # noqa: E402
+from stage.chalice import function_settings, queue_settings, stage_environment  # noqa: E402
 from chalicelib.jobs.fit import FitError, ServingPlan, load_catalog, serving_plan  # noqa: E402
 from chalicelib.jobs.timing import GpuTimeouts, gpu_timeouts  # noqa: E402
 

@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 from chalicelib import aws
 from chalicelib.auth import TenantStore
 from chalicelib.config import RESOURCE_ENV_VARS, get_settings
-from devstack.chalice_stage import queue_settings
+from stage.chalice import queue_settings
 
 TEMPLATE_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "deploy", "resources.json")
 _LOGICAL_TO_ENV = {logical: env for env, logical in RESOURCE_ENV_VARS.items()}

@@ -27,7 +27,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import IO, Callable
 
-from devstack.chalice_stage import stage_environment
+from stage.chalice import stage_environment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -26,7 +26,7 @@ OTHER_KEY = "other-tenant-key"
 TENANTS = {DEV_KEY: ("dev", ("invoke",)), OPS_KEY: ("ops", ("invoke", "ops")), OTHER_KEY: ("other", ("invoke",))}
 
 
-from devstack.chalice_stage import stage_environment  # noqa: E402  (after the environment above)
+from stage.chalice import stage_environment  # noqa: E402  (after the environment above)
 
 
 def _reset() -> None:

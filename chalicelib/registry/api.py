@@ -1,5 +1,5 @@
-"""HTTP handlers for /v1/tools and /v1/agents (app.py routes to them). Everything is per tenant: another
-tenant's tool or agent is a 404, exactly like one that does not exist."""
+"""HTTP handlers for /v1/tools and /v1/agents (chalicelib/routes/registry.py declares their operations). Everything
+is per tenant: another tenant's tool or agent is a 404, exactly like one that does not exist."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -25,12 +25,6 @@ def _name(request: ApiRequest) -> str:
     if not re.match(NAME_PATTERN, name):
         raise ValidationFailed("Names start with a letter and use letters, digits, '_' or '-' (at most 64).", {"field": "name"})
     return name
-
-
-def _authenticate(request: ApiRequest) -> Tenant:
-    from ..api import authenticate
-
-    return authenticate(request)
 
 
 def _mutate(services: Services, request: ApiRequest, tenant: Tenant, scope: str, payload: Any, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -73,9 +67,8 @@ _DEFINITIONS: dict[str, type] = {"tool": ToolDefinition, "agent": AgentDefinitio
 _CHECKS: dict[str, Callable[[Services, str, str, Any], None]] = {"tool": check_tool, "agent": check_agent}
 
 
-def put_item(kind: Kind, request: ApiRequest) -> ApiResponse:
+def put_item(kind: Kind, request: ApiRequest, tenant: Tenant) -> ApiResponse:
     services = get_services()
-    tenant = _authenticate(request)
     name = _name(request)
     definition = parse_body(request, _DEFINITIONS[kind])
 
@@ -87,9 +80,8 @@ def put_item(kind: Kind, request: ApiRequest) -> ApiResponse:
     return ApiResponse(_mutate(services, request, tenant, f"{kind}s-put#{name}", definition.model_dump(mode="json"), work))
 
 
-def get_item(kind: Kind, request: ApiRequest) -> ApiResponse:
+def get_item(kind: Kind, request: ApiRequest, tenant: Tenant) -> ApiResponse:
     services = get_services()
-    tenant = _authenticate(request)
     name = _name(request)
     record = services.registry.get(tenant.tenant, kind, name)
     if record is None:
@@ -97,16 +89,14 @@ def get_item(kind: Kind, request: ApiRequest) -> ApiResponse:
     return ApiResponse(_VIEWS[kind].model_validate(record).model_dump(mode="json"))
 
 
-def list_items(kind: Kind, request: ApiRequest) -> ApiResponse:
+def list_items(kind: Kind, request: ApiRequest, tenant: Tenant) -> ApiResponse:
     services = get_services()
-    tenant = _authenticate(request)
     records = services.registry.list(tenant.tenant, kind)
     return ApiResponse({f"{kind}s": [_VIEWS[kind].model_validate(record).model_dump(mode="json") for record in records]})
 
 
-def delete_item(kind: Kind, request: ApiRequest) -> ApiResponse:
+def delete_item(kind: Kind, request: ApiRequest, tenant: Tenant) -> ApiResponse:
     services = get_services()
-    tenant = _authenticate(request)
     name = _name(request)
 
     def work() -> dict[str, Any]:
@@ -117,17 +107,15 @@ def delete_item(kind: Kind, request: ApiRequest) -> ApiResponse:
     return ApiResponse(_mutate(services, request, tenant, f"{kind}s-delete#{name}", {"name": name}, work))
 
 
-def invoke_agent(request: ApiRequest) -> ApiResponse:
+def invoke_agent(request: ApiRequest, tenant: Tenant) -> ApiResponse:
     """POST /v1/agents/{name}/invoke: the body is an /v1/invoke body without system, model and tools."""
-    from ..api import api_deadline, invoke_with
+    from ..api import invoke_with
 
-    deadline = api_deadline()
     services = get_services()
-    tenant = _authenticate(request)
     name = _name(request)
     record = services.registry.get(tenant.tenant, "agent", name)
     if record is None:
         raise NotFound(f"No agent named {name!r}.", {"agent": name})
     agent = AgentDefinition.model_validate({key: value for key, value in record.items() if key not in ("name", "updated_at")})
     body = agent_request(parse_body(request, InvokeRequest), agent)
-    return invoke_with(agent_services(services, agent), tenant, body, request, f"agent-invoke#{name}#{tenant.tenant}", deadline)
+    return invoke_with(agent_services(services, agent), tenant, body, request, f"agent-invoke#{name}#{tenant.tenant}")

@@ -18,7 +18,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
 
-from chalicelib.api import HTTP_METHODS
+from chalicelib.operation import HTTP_METHODS
 from chalicelib.openapi import openapi_document
 from devstack.fake_bedrock import FakeBedrock
 from devstack.stack import LocalStack

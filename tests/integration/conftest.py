@@ -1,4 +1,4 @@
-"""The packaged deploy artefact, built once per test run (chalice package takes ~10 s)."""
+"""Fixtures shared by the integration tests: the jobs environment (moto executing the real ASL) and the packaged deploy artefact (built once per run; chalice package takes ~10 s). Helpers that are not fixtures live in support.py."""
 from __future__ import annotations
 
 import json
@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.conftest import TENANTS, _reset, stage_environment
+from tests.integration.support import FakeOpenAI
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -28,3 +31,66 @@ def packaged(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+# ---- the jobs environment: moto with Step Functions executing the real ASL; shared by jobs, events and uploads tests ----
+@pytest.fixture
+def jobs_aws(monkeypatch):
+    from moto import mock_aws
+
+    for name, value in stage_environment("dev").items():
+        monkeypatch.setenv(name, value)
+    # 6 s: short enough to test a lost heartbeat, long enough for a loaded 2-core runner to get from one step to the next.
+    monkeypatch.setenv("JOB_HEARTBEAT_SECONDS", "6")
+    monkeypatch.setenv("JOB_RETRY_INTERVAL_SECONDS", "1")
+    monkeypatch.setenv("FALLBACK_CHUNK_SIZE", "2")
+    monkeypatch.setenv("FALLBACK_CONCURRENCY", "1")  # chunks in order, so the Stubber's answers line up
+    monkeypatch.setenv("FALLBACK_PARALLEL_CALLS", "1")  # and the items inside a chunk too
+    monkeypatch.setenv("JOB_WATCH_INTERVAL_SECONDS", "1")
+    monkeypatch.setenv("JOB_CAPACITY_TIMEOUT_SECONDS", "14")  # over two heartbeat windows: only the capacity watch bridges them
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "batch": {"use_docker": False}}):
+        _reset()
+        from devstack.bootstrap import bootstrap
+
+        bootstrap(TENANTS)
+        yield
+    _reset()
+
+
+@pytest.fixture
+def jobs_client(jobs_aws):
+    from chalice.test import Client
+
+    from app import app
+
+    with Client(app) as client:
+        yield client
+
+
+@pytest.fixture
+def pump(jobs_aws):
+    from chalicelib import handlers
+    from devstack.event_pump import EventPump
+
+    return EventPump(handlers.sqs_handlers())
+
+
+@pytest.fixture
+def services(jobs_aws):
+    from chalicelib.services import get_services
+
+    return get_services()
+
+
+@pytest.fixture
+def self_hosted(aws, monkeypatch):
+    """A fake OpenAI-compatible model server configured as the self-hosted endpoint."""
+    from chalicelib.services import reset_services
+
+    server = FakeOpenAI()
+    monkeypatch.setenv("SELF_HOSTED_ENDPOINT", server.url)
+    monkeypatch.setenv("SELF_HOSTED_MODEL", "local.smollm2-135m-instruct")
+    reset_services()
+    yield server
+    server.server.shutdown()
+    reset_services()

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DEV_KEY, converse_text, converse_tool_use, ledger_items, post_json
-from tests.integration.test_conversations import capture
+from tests.integration.support import capture
 
 SONNET = "anthropic.claude-3-sonnet-20240229-v1:0"
 WEATHER_TOOL = {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city", "parameters": {

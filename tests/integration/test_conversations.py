@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DEV_KEY, OTHER_KEY, converse_text, converse_tool_use, ledger_items, post_json
+from tests.integration.support import capture
 
 WEATHER = {"name": "get_weather", "description": "Current weather for a city",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": False}}
@@ -20,13 +21,6 @@ def sent(bedrock) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
     get_services().backends["bedrock"]._client.meta.events.register("provide-client-params.bedrock-runtime.Converse", capture(calls))
     return calls
-
-
-def capture(calls: list[dict[str, Any]]) -> Any:
-    import copy
-
-    # A copy: the loop keeps appending to the message list it sent.
-    return lambda params, **_: calls.append(copy.deepcopy(params))
 
 
 def texts(message: dict[str, Any]) -> list[str]:

@@ -9,8 +9,7 @@ from chalicelib import api as api_module
 from chalicelib.models.bedrock import BedrockBackend
 from chalicelib.timing import API_GATEWAY_LIMIT_S, Deadline
 from tests.conftest import converse_text, converse_tool_use, ledger_items, post_json
-from tests.integration.test_events import event_outcome, request, services, sqs_event  # noqa: F401  (services: a fixture)
-from tests.integration.test_jobs import jobs_aws  # noqa: F401  (the fixture `services` uses)
+from tests.integration.support import event_outcome, request, sqs_event
 
 
 def test_invoke_past_its_deadline_answers_504_and_meters_the_steps_that_ran(client, bedrock, monkeypatch):

@@ -233,7 +233,7 @@ def test_registered_tools_run_as_one_tenant_only_through_the_tagged_tool_role(te
 
 
 def test_deployed_stages_never_loosen_the_tool_network_policy():
-    from devstack.chalice_stage import stage_environment
+    from stage.chalice import stage_environment
 
     for stage in ("dev", "prod"):
         env = stage_environment(stage)

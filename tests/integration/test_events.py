@@ -5,46 +5,10 @@ import json
 import time
 
 import boto3
-import pytest
 from botocore.stub import Stubber
 
-from tests.conftest import converse_text, ledger_items, record_sent
-from tests.integration.test_jobs import job_record  # noqa: F401  (fixtures below reuse the jobs environment)
-from tests.integration.test_jobs import jobs_aws  # noqa: F401
-
-
-@pytest.fixture
-def services(jobs_aws):  # noqa: F811
-    from chalicelib.services import get_services
-
-    return get_services()
-
-
-def queue_url(name):
-    return boto3.client("sqs").get_queue_url(QueueName=name)["QueueUrl"]
-
-
-def sqs_event(messages, queue_arn="arn:aws:sqs:us-east-1:123456789012:q", fifo_group=None):
-    from devstack.event_pump import lambda_sqs_event
-
-    return lambda_sqs_event([{
-        "MessageId": message_id, "ReceiptHandle": f"rh-{message_id}", "Body": body,
-        "Attributes": {"ApproximateReceiveCount": "1", **({"MessageGroupId": fifo_group(message_id, body), "MessageDeduplicationId": message_id} if fifo_group else {})},
-    } for message_id, body in messages], queue_arn)
-
-
-def request(tenant, prompt, reply_to=None, kind="invoke"):
-    body = {"type": kind, "tenant": tenant, "request": {"prompt": prompt} if kind == "invoke" else {"input": {"prompts": [prompt]}}}
-    if reply_to:
-        body["reply_to"] = reply_to
-    record_sent(body)
-    return json.dumps(body)
-
-
-def event_outcome(services, event_id):
-    from chalicelib.events import EventOutcomes
-
-    return EventOutcomes(services.settings.events_table).get(event_id)
+from tests.conftest import converse_text, ledger_items
+from tests.integration.support import event_outcome, queue_url, request, sqs_event
 
 
 def test_s3_upload_creates_one_job_even_when_the_event_arrives_twice(services):

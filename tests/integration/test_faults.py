@@ -10,9 +10,7 @@ import pytest
 
 from tests.conftest import converse_text, ledger_items, post_json
 from devstack.faults import THROTTLED, fault
-from tests.integration.test_events import sqs_event
-from tests.integration.test_jobs import jobs_aws, jobs_client, pump  # noqa: F401  (fixtures for the worker test)
-from tests.integration.test_meter import totals
+from tests.integration.support import sqs_event, totals
 
 
 @pytest.fixture
@@ -143,7 +141,7 @@ def test_job_status_during_a_dynamodb_outage_is_a_503_not_a_500(few_retries, cli
 def test_worker_result_write_failure_resumes_from_its_checkpoint(monkeypatch, jobs_client, pump):  # noqa: F811
     """S3 refuses the worker's result (three attempts), the checkpoint gets through: the worker reports
     Worker.Transient at once, the workflow runs the job again and the new worker recomputes nothing."""
-    from tests.integration.test_jobs import FakeOpenAI, drive, job_record, result_rows, submit, worker_for
+    from tests.integration.support import FakeOpenAI, drive, job_record, result_rows, submit, worker_for
 
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")
     model = FakeOpenAI()

@@ -65,7 +65,7 @@ def test_batch_attempt_ends_before_the_workflow_step_and_the_watch_beats_the_hea
     substitutions = resources["JobStateMachine"]["Properties"]["DefinitionSubstitutions"]
     attempt = resources["WorkerJobDefinition"]["Properties"]["Timeout"]["AttemptDurationSeconds"]
     from chalicelib.jobs.timing import GPU_STEP_MARGIN_S
-    from devstack.chalice_stage import stage_environment
+    from stage.chalice import stage_environment
 
     env = stage_environment("prod")
     capacity = int(env.get("JOB_CAPACITY_TIMEOUT_SECONDS", "1800"))

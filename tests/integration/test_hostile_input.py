@@ -8,8 +8,7 @@ import boto3
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 from tests.hostile_json import hostile_bytes, hostile_texts
-from tests.integration.test_events import event_outcome, services, sqs_event  # noqa: F401  (fixture)
-from tests.integration.test_jobs import job_record, jobs_aws  # noqa: F401  (fixtures)
+from tests.integration.support import event_outcome, sqs_event
 
 EVENTS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 _ids = itertools.count()

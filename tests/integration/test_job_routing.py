@@ -5,9 +5,7 @@ from __future__ import annotations
 from botocore.stub import Stubber
 
 from tests.conftest import converse_text, ledger_items
-from tests.integration.test_jobs import (  # noqa: F401  (fixtures)
-    batch_jobs_for, drive, execution_status, job_record, jobs_aws, jobs_client, pump, result_rows, submit,
-)
+from tests.integration.support import batch_jobs_for, drive, execution_status, job_record, result_rows, submit
 
 
 def set_mode(tenant: str, mode: str) -> None:

@@ -1,115 +1,14 @@
 """Long jobs: the real ASL in moto's executor, real task tokens, the worker, fallback, failures."""
 from __future__ import annotations
 
-import json
-import threading
 import time
-from typing import Any
 
 import boto3
-import pytest
 from botocore.stub import Stubber
 
-from tests.conftest import DEV_KEY, OTHER_KEY, converse_text, ledger_items, post_json, stage_environment
-from tests.integration.test_routing import FakeOpenAI
-
-
-@pytest.fixture
-def jobs_aws(monkeypatch):
-    from moto import mock_aws
-
-    from tests.conftest import TENANTS, _reset
-
-    for name, value in stage_environment("dev").items():
-        monkeypatch.setenv(name, value)
-    # 6 s: short enough to test a lost heartbeat, long enough for a loaded 2-core runner to get from one step to the next.
-    monkeypatch.setenv("JOB_HEARTBEAT_SECONDS", "6")
-    monkeypatch.setenv("JOB_RETRY_INTERVAL_SECONDS", "1")
-    monkeypatch.setenv("FALLBACK_CHUNK_SIZE", "2")
-    monkeypatch.setenv("FALLBACK_CONCURRENCY", "1")  # chunks in order, so the Stubber's answers line up
-    monkeypatch.setenv("FALLBACK_PARALLEL_CALLS", "1")  # and the items inside a chunk too
-    monkeypatch.setenv("JOB_WATCH_INTERVAL_SECONDS", "1")
-    monkeypatch.setenv("JOB_CAPACITY_TIMEOUT_SECONDS", "14")  # over two heartbeat windows: only the capacity watch bridges them
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "batch": {"use_docker": False}}):
-        _reset()
-        from devstack.bootstrap import bootstrap
-
-        bootstrap(TENANTS)
-        yield
-    _reset()
-
-
-@pytest.fixture
-def jobs_client(jobs_aws):
-    from chalice.test import Client
-
-    from app import app
-
-    with Client(app) as client:
-        yield client
-
-
-@pytest.fixture
-def pump(jobs_aws):
-    from chalicelib import handlers
-    from devstack.event_pump import EventPump
-
-    return EventPump(handlers.sqs_handlers())
-
-
-def job_record(job_id: str) -> dict[str, Any] | None:
-    """The stored job as plain data (the typed chalicelib.jobs.models.Job, as JSON)."""
-    from chalicelib.jobs.store import JobStore
-    from chalicelib.services import get_services
-
-    job = JobStore(get_services().settings.jobs_table).get(job_id)
-    return job.model_dump(mode="json") if job else None
-
-
-def drive(pump, condition, timeout_s: float = 20.0, between=None):
-    """Pump the job-steps queue until `condition()` holds (moto's executor runs in its own thread)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        pump.poll_once()
-        if between:
-            between()
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not reached in time")
-
-
-def execution_status(job_id: str) -> str:
-    from chalicelib.jobs.service import job_service
-    from chalicelib.services import get_services
-
-    arn = job_service(get_services()).execution_arn(job_id)
-    return boto3.client("stepfunctions").describe_execution(executionArn=arn)["status"]
-
-
-def result_rows(record):
-    from chalicelib.services import get_services
-
-    body = boto3.client("s3").get_object(Bucket=get_services().settings.data_bucket, Key=record["result_key"])["Body"].read()
-    return [json.loads(line) for line in body.decode().splitlines()]
-
-
-def submit(client, prompts, key=DEV_KEY, **extra):
-    response = post_json(client, "/v1/jobs", {"input": {"prompts": prompts}, **extra}, key=key)
-    assert response.status_code == 202, response.body
-    return response.json_body["job_id"]
-
-
-def worker_for(job_id: str, model_url: str, **overrides):
-    """The real worker, in a thread (in-process moto cannot be reached from a subprocess)."""
-    from worker.worker import Config, Worker
-
-    record = job_record(job_id)
-    job = boto3.client("batch").describe_jobs(jobs=[record["batch_job_id"]])["jobs"][0]
-    env = {e["name"]: e["value"] for e in job["container"]["environment"]}
-    env.update({"MODEL_ENDPOINT": model_url, "MODEL_NAME": "local.smollm2-135m-instruct", "INSTANCE_TYPE": "ml.g7e.2xlarge",
-                "GPU_COUNT": "1", "CONCURRENCY": "2", "HEARTBEAT_INTERVAL_S": "0.5", **overrides})
-    return Worker(Config.from_env(env))
+from tests.conftest import DEV_KEY, OTHER_KEY, converse_text, ledger_items, post_json
+from tests.integration.support import (FakeOpenAI, batch_jobs_for, drive, execution_status, job_record, result_rows, submit,
+                                       worker_for)
 
 
 def test_gpu_path_succeeds_with_results_usage_and_metering(jobs_client, pump):
@@ -309,16 +208,6 @@ class BatchReports:
         self.client.meta.events.unregister("before-call.batch.DescribeJobs", self)
 
 
-def batch_jobs_for(job_id: str) -> list[str]:
-    from chalicelib.services import get_services
-
-    batch, queue = boto3.client("batch"), get_services().settings.batch_job_queue
-    ids = set()
-    for status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED"):
-        ids.update(j["jobId"] for j in batch.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"] if j["jobName"] == f"crossover-{job_id}")
-    return sorted(ids)
-
-
 def test_a_job_waiting_for_gpu_capacity_is_kept_alive_then_falls_back_at_the_capacity_timeout(jobs_client, pump):
     from chalicelib.services import get_services
 
@@ -406,7 +295,7 @@ def test_a_throttled_fallback_chunk_meters_what_it_ran_and_its_retry_runs_only_t
 
 def test_items_the_gpu_failed_fall_back_to_bedrock_alone_and_merge_into_the_result(jobs_client, pump):
     from chalicelib.services import get_services
-    from tests.integration.test_worker_weights import FlakyModel
+    from tests.integration.support import FlakyModel
 
     model = FlakyModel({"b": 99}, status=429)  # the GPU server throttles item 1 past its retries
     job_id = submit(jobs_client, ["a", "b", "c"])

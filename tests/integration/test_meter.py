@@ -16,6 +16,7 @@ from chalicelib.errors import BudgetExceeded
 from chalicelib.meter.ledger import LedgerEntry
 from chalicelib.core import Usage
 from tests.conftest import OPS_KEY, converse_text, ledger_items, post_json
+from tests.integration.support import totals
 
 SONNET = "anthropic.claude-3-sonnet-20240229-v1:0"
 
@@ -50,11 +51,6 @@ class AtomicCalls:
                 return method(*args, **kwargs)
 
         return call
-
-
-def totals(services, day):
-    rows = list(services.ledger.daily_aggregates([day]))
-    return {key: sum(Decimal(row[key]) for row in rows) for key in ("calls", "input_tokens", "output_tokens", "cost_usd", "unpriced_calls")}
 
 
 def test_concurrent_writes_sum_exactly_and_replays_do_not_double_count(aws):

@@ -2,63 +2,14 @@
 from __future__ import annotations
 
 import json
-import threading
 from datetime import date
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from decimal import Decimal
 
-import pytest
 from botocore.stub import Stubber
 
 from chalicelib.tenant_settings import TenantSettings
 from tests.conftest import converse_text, ledger_items, post_json
-
-
-class FakeOpenAI:
-    def __init__(self):
-        self.fail = False
-        self.requests = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                if outer.fail:
-                    self.send_response(503)
-                    self.end_headers()
-                    return
-                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": "from the GPU"}, "finish_reason": "stop"}],
-                                      "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
-@pytest.fixture
-def self_hosted(aws, monkeypatch):
-    from chalicelib.services import reset_services
-
-    server = FakeOpenAI()
-    monkeypatch.setenv("SELF_HOSTED_ENDPOINT", server.url)
-    monkeypatch.setenv("SELF_HOSTED_MODEL", "local.smollm2-135m-instruct")
-    reset_services()
-    yield server
-    server.server.shutdown()
-    reset_services()
 
 
 def stub_bedrock():

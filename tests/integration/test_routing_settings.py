@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from tests.conftest import post_json
-from tests.integration.test_routing import self_hosted  # noqa: F401  (fixture)
 
 
 def cli(capsys, *args: str) -> dict:

@@ -23,8 +23,7 @@ import requests
 from botocore.stub import Stubber
 
 from tests.conftest import DEV_KEY, OTHER_KEY, converse_text, ledger_items, post_json
-from tests.integration.test_events import queue_url, sqs_event
-from tests.integration.test_jobs import jobs_aws, jobs_client  # noqa: F401  (fixtures)
+from tests.integration.support import queue_url, sqs_event
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import boto3
 import pytest
 from moto import mock_aws
 
+from tests.integration.support import FlakyModel
 from worker.weights import MANIFEST, ModelUnavailable, build_manifest, check_baked, sync_from_s3
 from worker.worker import Config, Worker, complete, failed_items, retry_delay_s, vllm_command
 
@@ -126,37 +125,6 @@ def test_worker_without_its_model_fails_at_once_as_model_unavailable(s3, tmp_pat
     [failure] = [c for c in sfn.calls if c[0] == "failure"]
     assert failure[1] == "Worker.ModelUnavailable" and "no model manifest" in failure[2]
     assert "Contents" not in s3.list_objects_v2(Bucket="data")  # no empty checkpoint written over an earlier one
-
-
-class FlakyModel:
-    """An OpenAI-compatible server answering each prompt's first `failures[prompt]` requests with `status`."""
-
-    def __init__(self, failures: dict[str, int], status: int = 429):
-        self.seen: dict[str, int] = {}
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                prompt = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"][-1]["content"]
-                outer.seen[prompt] = outer.seen.get(prompt, 0) + 1
-                if outer.seen[prompt] <= failures.get(prompt, 0):
-                    self.send_response(status)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                payload = json.dumps({"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
-                                      "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
 def test_429_and_5xx_are_retried_per_item_then_the_item_fails_alone():

@@ -4,12 +4,10 @@ from __future__ import annotations
 import time
 from decimal import Decimal
 
-from pydantic import BaseModel
-
 from chalicelib.agent.loop import BUDGET_EXCEEDED, AgentLimits, run_agent
-from chalicelib.agent.tools import ToolRegistry, tool
 from chalicelib.core import Usage
 from chalicelib.models import ModelTurn
+from tests.unit.support import USER_GO, offer, tool_turn
 
 
 class ScriptedBackend:
@@ -22,34 +20,6 @@ class ScriptedBackend:
     def converse(self, model_id, messages, system, tool_config, max_tokens, inference=None, timeout_s=None):
         self.calls.append([dict(m) for m in messages])
         return self.turns.pop(0)
-
-
-def tool_turn(*uses):
-    return ModelTurn([{"toolUse": {"toolUseId": f"id-{name}", "name": name, "input": args}} for name, args in uses], "tool_use",
-                     Usage(input_tokens=100, output_tokens=10))
-
-
-class SleepInput(BaseModel):
-    seconds: float
-
-
-def make_registry():
-    registry = ToolRegistry()
-
-    @tool(name="sleep", description="Sleep", registry=registry)
-    def sleep(args: SleepInput) -> str:
-        time.sleep(args.seconds)
-        return "slept"
-
-    return registry
-
-
-USER_GO = [{"role": "user", "content": [{"text": "go"}]}]
-
-
-def offer(names):
-    registry = make_registry()
-    return registry.tool_specs(names), registry.executor(names)
 
 
 LIMITS = AgentLimits(max_steps=5, max_cost_usd=Decimal("1"), max_tokens=100, tool_timeout_s=0.3)

@@ -13,7 +13,7 @@ from chalicelib.core import Usage
 from chalicelib.models import ModelTurn
 from chalicelib.models.bedrock import BedrockBackend
 from chalicelib.timing import ANSWER_RESERVE_S, API_GATEWAY_LIMIT_S, Deadline, request_deadline
-from tests.unit.test_agent_loop import USER_GO, offer, tool_turn
+from tests.unit.support import USER_GO, offer, tool_turn
 
 LIMITS = AgentLimits(max_steps=8, max_cost_usd=Decimal("1"), max_tokens=100, tool_timeout_s=5)
 

@@ -129,7 +129,8 @@ def gpu_entries(job: dict[str, Any], batch_job_id: str, attempts: list[GpuAttemp
             request_id=f"{job['job_id']}#gpu#{batch_job_id}#{attempt.index}", tenant=job["tenant"], model=model,
             backend="self_hosted", kind="job", usage=attempt.usage, cost_usd=attempt_cost(attempt, catalog),
             catalog_version=catalog.version, trace_id=trace_id or job.get("trace_id", ""),
-            gpu_seconds=attempt.seconds * (instance.gpus if instance else 1), created_at=now or datetime.now(timezone.utc)))
+            gpu_seconds=attempt.seconds * (instance.gpus if instance else 1), capacity=attempt.capacity,
+            instance_seconds=attempt.seconds, created_at=now or datetime.now(timezone.utc)))
     return entries
 
 

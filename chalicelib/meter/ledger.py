@@ -34,6 +34,10 @@ class LedgerEntry(BaseModel):
     catalog_version: str
     trace_id: str
     gpu_seconds: Decimal | None = None
+    # a GPU attempt's capacity ("spot" | "on_demand"; None: unknown, priced on-demand) and its instance-seconds:
+    # the report measures the queue's real spot share from these (gpu_seconds counts GPUs, not instances)
+    capacity: str | None = None
+    instance_seconds: Decimal | None = None
     created_at: datetime
 
     @property
@@ -54,7 +58,17 @@ class LedgerEntry(BaseModel):
             record["cost_usd"] = self.cost_usd
         if self.gpu_seconds is not None:
             record["gpu_seconds"] = self.gpu_seconds
+        if self.instance_seconds is not None:
+            record["instance_seconds"] = self.instance_seconds
+            record["capacity"] = self.capacity or "unknown"
         return record
+
+    def capacity_counters(self) -> dict[str, Any]:
+        """What this entry adds to the day's GPU capacity counters (empty unless it is a GPU attempt)."""
+        if self.instance_seconds is None:
+            return {}
+        return {"gpu_attempts": 1, "gpu_instance_seconds": self.instance_seconds,
+                "gpu_spot_seconds": self.instance_seconds if self.capacity == "spot" else Decimal(0)}
 
 
 def aggregate_key(day: str, shard: int) -> str:
@@ -102,7 +116,8 @@ class Ledger:
                            "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
                            "cache_write_1h_tokens": usage.cache_write_1h_tokens,
                            "cost_usd": entry.cost_usd if entry.cost_usd is not None else Decimal(0),
-                           "unpriced_calls": 0 if entry.cost_usd is not None else 1, "gpu_seconds": entry.gpu_seconds or Decimal(0)})
+                           "unpriced_calls": 0 if entry.cost_usd is not None else 1, "gpu_seconds": entry.gpu_seconds or Decimal(0),
+                           **entry.capacity_counters()})
 
     def daily_aggregates(self, days: list[str]) -> Iterator[dict[str, Any]]:
         """Every aggregate row for the given days (all shards), as plain dicts with Decimals."""

@@ -37,6 +37,7 @@ class FleetConfig:
     spot_share: Decimal | None = None
     savings_plan_share: Decimal | None = None
     instance_types: tuple[str, ...] = ()
+    spot_share_basis: str = "configured estimate"  # or "measured over N attempts" (`with_measured_spot`)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "FleetConfig":
@@ -49,6 +50,26 @@ class FleetConfig:
         vcpus, spot, plan = read("GPU_MIN_VCPUS"), read("GPU_SPOT_SHARE"), read("GPU_SAVINGS_PLAN_SHARE")
         types = tuple(t.strip() for t in (read("GPU_INSTANCE_TYPES") or "").split(",") if t.strip())
         return cls(int(vcpus) if vcpus else None, Decimal(spot) if spot else None, Decimal(plan) if plan else None, types)
+
+
+def measured_spot_share(attempts: int, instance_seconds: Decimal, spot_seconds: Decimal) -> Decimal | None:
+    """The queue's real spot share: spot instance-seconds / all GPU instance-seconds of the metered attempts;
+    None without attempts or instance time (nothing measured: the configured estimate stands)."""
+    if attempts <= 0 or instance_seconds <= 0:
+        return None
+    return min(Decimal(1), max(Decimal(0), spot_seconds / instance_seconds))
+
+
+def with_measured_spot(config: FleetConfig, catalog: PriceCatalog, attempts: int, instance_seconds: Decimal,
+                       spot_seconds: Decimal) -> FleetConfig:
+    """`config` with the measured spot share in place of the estimate when attempts were metered; a configured
+    savings-plan share is capped to the non-spot rest (measured spot time cannot have run on a plan)."""
+    share = measured_spot_share(attempts, instance_seconds, spot_seconds)
+    if share is None:
+        return config
+    plan = catalog.fleet.savings_plan_share if config.savings_plan_share is None else config.savings_plan_share
+    return replace(config, spot_share=share, savings_plan_share=min(plan, 1 - share),
+                   spot_share_basis=f"measured over {attempts} attempt{'s' if attempts != 1 else ''}")
 
 
 def fleet_shape(catalog: PriceCatalog, instance: GpuInstance, config: FleetConfig | None = None) -> FleetShape:
@@ -142,6 +163,7 @@ class SelfHostedSide(TypedDict):
     gpu_hours: str
     min_instances: int
     spot_share: str
+    spot_share_basis: str  # "configured estimate" | "measured over N attempts"
     blended_usd_per_hour: str
     gpu_usd: str
     setup_usd: str
@@ -217,6 +239,7 @@ def analyse(scenario: Scenario, catalog: PriceCatalog) -> Analysis:
                         "usd_per_mtok_at_full_use": f"{cost_per_million_tokens(option.instance.on_demand_per_hour, option.tokens_per_second):.2f}",
                         "instances": self_hosted.instances, "gpu_hours": str(self_hosted.gpu_hours),
                         "min_instances": option.fleet.min_instances, "spot_share": str(option.fleet.spot_share),
+                        "spot_share_basis": scenario.fleet.spot_share_basis if scenario.fleet else "configured estimate",
                         "blended_usd_per_hour": f"{self_hosted.blended_usd_per_hour:.3f}",
                         "gpu_usd": f"{self_hosted.gpu_usd:.2f}", "setup_usd": f"{self_hosted.setup_usd:.2f}",
                         "maintenance_usd": f"{self_hosted.maintenance_usd:.2f}", "incident_usd": f"{self_hosted.incident_usd:.2f}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 from decimal import Decimal
+from typing import Any
 
 from .report import CostReport, Ranges
 
@@ -20,6 +21,11 @@ def render_json(report: CostReport) -> str:
 
 def _volume(tokens: str | None) -> str:
     return "and above" if tokens is None else f"{int(tokens) / 1e9:,.3f}B"
+
+
+def spot_share_text(side: Any) -> str:
+    """The self-hosted fleet's spot share and where it comes from (measured from the queue's attempts, or the estimate)."""
+    return f"{Decimal(side['spot_share']):.0%} ({side.get('spot_share_basis', 'configured estimate')})"
 
 
 def breakeven_lines(ranges: Ranges) -> list[str]:
@@ -58,6 +64,7 @@ def render_table(report: CostReport) -> str:
               f"self-hosted {money(be['self_hosted_monthly_usd'])}/month, first break-even at "
               + (f"{int(be['breakeven_tokens_per_month']):,} tokens/month" if be["breakeven_tokens_per_month"] else "never"),
               f"compared pair: {be['pair']['bedrock']} vs {be['pair']['self_hosted']} ({be['pair']['why']})",
+              f"GPU spot share: {spot_share_text(be['self_hosted'])}",
               *breakeven_lines(be["breakeven_ranges"]),
               f"today's position: self-hosted {'cheaper' if be['self_hosted_cheaper_now'] else 'dearer'} at the projected volume"]
     if report.get("sensitivity"):
@@ -114,6 +121,7 @@ def render_html(report: CostReport) -> str:
 Bedrock ${Decimal(be['bedrock_monthly_usd']):,.2f}/month vs self-hosted ({html.escape(be['self_hosted']['model'])} on {html.escape(be['self_hosted']['instance'])}, {be['self_hosted']['instances']} instance(s)) ${Decimal(be['self_hosted_monthly_usd']):,.2f}/month;
 self-hosted is <strong id="position">{'cheaper' if be['self_hosted_cheaper_now'] else 'dearer'}</strong> at today's volume.</p>
 <p id="pair">Compared pair: {html.escape(pair['bedrock'])} against {html.escape(pair['self_hosted'])}{'' if pair.get('equivalent_quality') is not False else ' <strong class="warn">(not of equivalent quality)</strong>'}: {html.escape(pair['why'])}</p>
+<p id="spot-share">GPU spot share: {html.escape(spot_share_text(be['self_hosted']))}</p>
 <ul id="ranges">{ranges}</ul>
 {daily}
 {curve}

@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 from ..defaults import DEFAULT_BEDROCK_MODEL
 from .breakeven import Ranges
 from .catalog import PriceCatalog, TokenPrice
-from .planning import Analysis, Scenario, SensitivityRow, analyse
+from .planning import Analysis, FleetConfig, Scenario, SensitivityRow, analyse, with_measured_spot
 
 __all__ = ["CostReport", "Ranges", "build_report", "summarise", "with_breakeven", "aggregate_ledger_rows", "budget_status",
            "billed_tokens", "day_range"]
@@ -26,6 +26,8 @@ DAYS_PER_MONTH = Decimal("30.4")
 _NO_PRICE = TokenPrice(input_per_mtok=Decimal(0), output_per_mtok=Decimal(0), source="-", as_of="-", kind="local")
 _TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 _COUNTERS = ("calls", *_TOKEN_COUNTERS, "cost_usd", "unpriced_calls", "gpu_seconds")
+# GPU attempts by capacity (ledger aggregates): the measured spot share of the break-even's fleet
+_CAPACITY = ("gpu_attempts", "gpu_instance_seconds", "gpu_spot_seconds")
 
 
 class Counters(TypedDict):
@@ -93,6 +95,14 @@ class RecommendationState(TypedDict):
     pending_days: int
 
 
+class GpuCapacity(TypedDict):
+    """GPU attempts metered in the window: count, instance-seconds, and the spot part of them."""
+
+    attempts: str
+    instance_seconds: str
+    spot_seconds: str
+
+
 class Summary(TypedDict):
     period: Period
     totals: Counters
@@ -108,6 +118,7 @@ class Summary(TypedDict):
     unpriced_models: list[str]
     by_series: list[SeriesCounters]
     unpriced: list[UnpricedRow]
+    gpu_capacity: GpuCapacity
 
 
 class CostReport(Summary):
@@ -149,7 +160,7 @@ def aggregate_ledger_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]
     folded: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for row in rows:
         key = (row["day"], row["tenant"], row["backend"], row["model"])
-        slot = folded.setdefault(key, _blank())
+        slot = folded.setdefault(key, {**_blank(), **{name: Decimal(0) for name in _CAPACITY}})
         slot["calls"] += 1
         for name in _TOKEN_COUNTERS:
             slot[name] += row.get(name) or 0
@@ -160,6 +171,10 @@ def aggregate_ledger_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]
             slot["cost_usd"] += cost
         if row.get("gpu_seconds"):
             slot["gpu_seconds"] += row["gpu_seconds"]
+        if row.get("instance_seconds") is not None:  # a GPU attempt (ledger.LedgerEntry.capacity_counters)
+            slot["gpu_attempts"] += 1
+            slot["gpu_instance_seconds"] += row["instance_seconds"]
+            slot["gpu_spot_seconds"] += row["instance_seconds"] if row.get("capacity") == "spot" else 0
     return [{"day": k[0], "tenant": k[1], "backend": k[2], "model": k[3], **v} for k, v in folded.items()]
 
 
@@ -169,8 +184,11 @@ def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> Summary:
     by_day_model: dict[str, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     by_series: dict[tuple[str, str, str], dict[str, Decimal]] = defaultdict(_blank)
     unpriced_models: set[str] = set()
+    capacity = {name: Decimal(0) for name in _CAPACITY}
     for row in rows:
         _add(totals, row)
+        for name in _CAPACITY:
+            capacity[name] += Decimal(row.get(name) or 0)
         _add(by_series[(str(row["tenant"]), str(row["backend"]), str(row["model"]))], row)
         for dim in by:
             _add(by[dim][str(row[dim])], row)
@@ -199,6 +217,8 @@ def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> Summary:
         "by_series": [{"tenant": t, "backend": b, "model": m, **_jsonable(v)} for (t, b, m), v in sorted(by_series.items())],
         "unpriced": [{"tenant": t, "backend": b, "model": m, "calls": f"{v['unpriced_calls']:.0f}"}
                      for (t, b, m), v in sorted(by_series.items()) if v["unpriced_calls"]],
+        "gpu_capacity": {"attempts": f"{capacity['gpu_attempts']:.0f}", "instance_seconds": f"{capacity['gpu_instance_seconds']:.1f}",
+                         "spot_seconds": f"{capacity['gpu_spot_seconds']:.1f}"},
     }
 
 
@@ -230,6 +250,10 @@ def with_breakeven(summary: Summary, catalog: PriceCatalog, ops_ready: bool, dai
                        if (catalog.token_price(m) or _NO_PRICE).kind == "text"), key=lambda x: x[1], default=(None, 0))[0]
     model = bedrock_model or top_bedrock or DEFAULT_BEDROCK_MODEL
     scenario = scenario_from_summary(summary, model, ops_ready, daily_cv)
+    measured = summary.get("gpu_capacity") or {}
+    scenario = replace(scenario, fleet=with_measured_spot(  # the queue's real spot share when attempts ran, else the estimate
+        FleetConfig.from_env(), catalog, int(Decimal(measured.get("attempts", "0"))),
+        Decimal(measured.get("instance_seconds", "0")), Decimal(measured.get("spot_seconds", "0"))))
     analysis = analyse(scenario, catalog)
     curve: list[CurvePoint] = []
     for exponent in range(14, 42):  # 10^7 .. 10^10.25 tokens/month in quarter-decades

@@ -12,11 +12,12 @@ Printed, for the gate as deployed (rules + classifier, noisy-OR, block at the de
   characters, plus the cold import of the API and the lazy first-screen model load, in fresh processes.
 Targets (issue 13): held-out recall >= 0.90 at FPR <= 0.02; hard negatives allowed; p99 <= 10 ms,
 worst <= 50 ms; cold import < 300 ms; model load < 150 ms.
-    python benchmarks/screening.py [--quick | --speed-only]   (--quick: skip the per-source refits)
+    python benchmarks/screening.py [--quick | --speed-only] [--jobs N]   (--quick: skip the per-source refits)
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import random
 import subprocess
@@ -44,10 +45,7 @@ CALIBRATION_FOLDS = 3  # per refit (the shipped model uses 5): keeps the 27 refi
 
 def runtime_grams(text: str, model: classifier.Model) -> list[set[str]]:
     """The n-grams of each window the runtime scores (computed once, reused by every fold)."""
-    parts = classifier.windows(text, model.window, model.max_windows)
-    if sum(len(part) for part in parts) < classifier.MIN_CHARS:
-        return []  # the runtime abstains on texts this short
-    return [classifier.features(part, model.char_ngrams) for part in parts]
+    return [classifier.window_features(part, model.char_ngrams, model.readings) for part in classifier.scored_windows(text, model)]
 
 
 def classifier_scores(model: classifier.Model, windows_of: list[list[set[str]]]) -> list[float]:
@@ -93,10 +91,37 @@ def report(title: str, rows: list[dict], rule_scores: list[float], model_scores:
     return combined
 
 
+_FOLD_DATA: tuple = ()  # (rows, encoded, windows_of) for the fold workers, inherited by fork
+
+
+def _fold_scores(fold: tuple[list[int], list[int]]) -> list[float]:
+    rows, encoded, windows_of = _FOLD_DATA
+    train, test = fold
+    model = classifier.model_from(fit(rows, encoded, train, CALIBRATION_FOLDS), "fold")
+    return classifier_scores(model, [windows_of[i] for i in test])
+
+
+def out_of_fold(rows: list[dict], encoded, windows_of: list[list[set[str]]], folds: list[tuple[list[int], list[int]]], jobs: int) -> list[float]:
+    """Every test row scored by the model of its fold (trained without it); folds run in `jobs` processes."""
+    global _FOLD_DATA
+    _FOLD_DATA = (rows, encoded, windows_of)
+    if jobs > 1:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_fold_scores, folds, chunksize=1)
+    else:
+        results = [_fold_scores(fold) for fold in folds]
+    scores = [0.0] * len(rows)
+    for (_, test), values in zip(folds, results):
+        for index, value in zip(test, values):
+            scores[index] = value
+    return scores
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="random split only, no leave-one-source-out refits")
     parser.add_argument("--speed-only", action="store_true", help="latency and cold start only")
+    parser.add_argument("--jobs", type=int, default=1, help="fit the folds in this many processes (same figures)")
     args = parser.parse_args()
     if args.speed_only:
         latency(load_rows())
@@ -113,24 +138,19 @@ def main() -> None:
           f"{len({row['source'] for row in rows})} sources; shipped model {shipped.version}, {len(shipped.weights)} features")
 
     # Random split: 5 stratified folds, every row scored by a model that did not see it.
-    random_scores = [0.0] * len(rows)
-    for train, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=13).split(np.zeros(len(rows)), labels):
-        model = classifier.model_from(fit(rows, encoded, list(train), CALIBRATION_FOLDS), "fold")
-        for index, value in zip(test, classifier_scores(model, [windows_of[i] for i in test])):
-            random_scores[index] = value
+    folds = [(list(train), list(test)) for train, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=13).split(np.zeros(len(rows)), labels)]
+    random_scores = out_of_fold(rows, encoded, windows_of, folds, args.jobs)
     combined = report("random split, 5-fold", rows, rule_scores, random_scores)
     threshold, recall, fpr = threshold_at_fpr(rows, combined, TARGET_FPR)
     print(f"  at FPR <= {TARGET_FPR}: block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
 
     if not args.quick:
-        held_out = [0.0] * len(rows)
+        sources = sorted({row["source"] for row in rows})
+        folds = [([i for i, row in enumerate(rows) if row["source"] != source], [i for i, row in enumerate(rows) if row["source"] == source])
+                 for source in sources]
+        held_out = out_of_fold(rows, encoded, windows_of, folds, args.jobs)
         per_source = []
-        for source in sorted({row["source"] for row in rows}):
-            train = [i for i, row in enumerate(rows) if row["source"] != source]
-            test = [i for i, row in enumerate(rows) if row["source"] == source]
-            model = classifier.model_from(fit(rows, encoded, train, CALIBRATION_FOLDS), source)
-            for index, value in zip(test, classifier_scores(model, [windows_of[i] for i in test])):
-                held_out[index] = value
+        for source, (_, test) in zip(sources, folds):
             source_rows = [rows[i] for i in test]
             gate = [combine((rule_scores[i], held_out[i])) >= THRESHOLD for i in test]
             per_source.append((source, rates(source_rows, gate)))

@@ -58,8 +58,8 @@ class ServiceNotPackaged(RuntimeError):
     """The layer ships botocore data only for the services the code names (deploy/botocore_data.py)."""
 
     def __init__(self, service: str) -> None:
-        super().__init__(f"botocore has no data for {service!r} in this deployment: the layer keeps only the services the "
-                         "code names in a client(...) call (deploy/botocore_data.py), so name this one literally and repackage")
+        super().__init__(f"botocore has no data for {service!r}: not a service name, or not in this deployment's layer, which "
+                         "keeps only the services the code names in a client(...) call (deploy/botocore_data.py): name it literally and repackage")
 
 
 def error_code(exc: BaseException | None) -> str:

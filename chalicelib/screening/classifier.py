@@ -7,8 +7,10 @@ At run time nothing but the standard library is needed: the Lambda stays small, 
 read lazily on the first screen, never on import.
 
 Bounded work: at most `max_windows` windows of `window` characters (evenly spread, always the first
-and the last) are prepared and scored; the verdict is the highest window's calibrated probability.
-So a 32,000-character prompt costs about what an 8,000-character one does. The rules read everything.
+and the last) are prepared and scored, each with the normaliser's folded reading of it, plus the first
+window of at most 2 payloads decoded from the first 2 x window x max_windows characters; the verdict is
+the highest window's calibrated probability. So a 32,000-character prompt costs about what an
+8,000-character one does. The rules read everything.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+
+from .normalize import decoded_payloads, fold, join_spaced_letters, unleet
 
 MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
 FORMAT = 1
@@ -44,6 +48,7 @@ class Model:
     char_ngrams: tuple[int, ...]
     window: int
     max_windows: int
+    readings: bool = False  # also the de-spaced, de-leeted, accent-folded reading of each window
 
 
 def prepare(text: str) -> str:
@@ -58,6 +63,18 @@ def features(window: str, char_ngrams: tuple[int, ...] = (3, 4, 5)) -> set[str]:
     words = _WORD.findall(window)
     grams.update("w:" + word for word in words)
     grams.update("w:" + first + " " + second for first, second in zip(words, words[1:]))
+    return grams
+
+
+def window_features(window: str, char_ngrams: tuple[int, ...] = (3, 4, 5), readings: bool = False) -> set[str]:
+    """The n-grams the model reads in one prepared window: its own, and with `readings`, those of the
+    normaliser's folded reading too (letters spaced or leeted apart, accents, homoglyphs undone).
+    A set union: words both readings share are looked up once."""
+    grams = features(window, char_ngrams)
+    if readings:
+        folded = unleet(join_spaced_letters(fold(window)))
+        if folded != window:
+            grams |= features(folded, char_ngrams)
     return grams
 
 
@@ -96,14 +113,22 @@ def probability(value: float, model: Model) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
 
-def score(text: str, model: Model) -> float:
-    """Calibrated probability that `text` is an injection or jailbreak (the highest of its windows).
-    Under MIN_CHARS prepared characters the model abstains (0): with so few n-grams the 1/sqrt scaling
-    makes single words ("output", "tools") look decisive. Short texts are the rules' job."""
+def scored_windows(text: str, model: Model) -> list[str]:
+    """What the model scores: the prepared windows, plus (with `readings`) the first window of each payload
+    hidden in base64, hex, URL encoding or invisible characters (bounded by the normaliser). Empty under
+    MIN_CHARS prepared characters: with so few n-grams the 1/sqrt scaling makes single words ("output",
+    "tools") look decisive. Short texts are the rules' job."""
     parts = windows(text, model.window, model.max_windows)
     if sum(len(part) for part in parts) < MIN_CHARS:
-        return 0.0
-    return max((probability(decision(features(part, model.char_ngrams), model), model) for part in parts), default=0.0)
+        return []
+    if model.readings:
+        parts += [prepare(payload)[:model.window] for payload in decoded_payloads(text[:2 * model.window * model.max_windows])[:2]]
+    return parts
+
+
+def score(text: str, model: Model) -> float:
+    """Calibrated probability that `text` is an injection or jailbreak (the highest of its windows)."""
+    return max((probability(decision(window_features(part, model.char_ngrams, model.readings), model), model) for part in scored_windows(text, model)), default=0.0)
 
 
 def _sha256(path: str) -> str:
@@ -113,7 +138,7 @@ def _sha256(path: str) -> str:
 
 @lru_cache(maxsize=2)
 def load_model(model_dir: str = MODEL_DIR) -> Model:
-    """Read and check the artefact (once per process: the first screen pays ~45 ms of CPU, later ones nothing)."""
+    """Read and check the artefact (once per process: the first screen pays ~50 ms, later ones nothing)."""
     try:
         with open(os.path.join(model_dir, "manifest.json"), encoding="utf-8") as handle:
             manifest = json.load(handle)
@@ -132,4 +157,4 @@ def load_model(model_dir: str = MODEL_DIR) -> Model:
 def model_from(raw: dict, version: str) -> Model:
     """A model from the artefact's content (the benchmark builds one per held-out fold this way)."""
     return Model(version, raw["weights"], float(raw["bias"]), (float(raw["platt"][0]), float(raw["platt"][1])),
-                 tuple(raw["char_ngrams"]), int(raw["window"]), int(raw["max_windows"]))
+                 tuple(raw["char_ngrams"]), int(raw["window"]), int(raw["max_windows"]), bool(raw.get("readings", False)))

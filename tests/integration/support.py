@@ -179,3 +179,27 @@ class FlakyModel:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+class AtomicCalls:
+    """A DynamoDB client whose individual calls are atomic, as in DynamoDB itself.
+
+    moto's in-process backend is not thread-safe (concurrent transactions can corrupt its state),
+    so each API call holds one lock. Threads still interleave between calls, which is where a
+    check-then-act bug in our code would show.
+    """
+
+    def __init__(self, client):
+        self._client = client
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name):
+        method = getattr(self._client, name)
+        if not callable(method) or name in ("get_paginator", "meta"):
+            return method
+
+        def call(*args, **kwargs):
+            with self._lock:
+                return method(*args, **kwargs)
+
+        return call

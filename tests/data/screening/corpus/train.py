@@ -26,12 +26,13 @@ sys.path[:0] = [HERE, ROOT]
 
 from dataset import load_rows  # noqa: E402
 
-from chalicelib.screening.classifier import FORMAT, MODEL_DIR, features, prepare  # noqa: E402
+from chalicelib.screening.classifier import FORMAT, MODEL_DIR, prepare, window_features  # noqa: E402
 
 SEED = 13
 CHAR_NGRAMS = (3, 4, 5)
 WINDOW = 1024
-MAX_WINDOWS = 4
+MAX_WINDOWS = 3  # head, middle, tail: every corpus text fits in 3, and 32,000 characters cost 3 windows
+READINGS = True  # the normaliser's folded reading too (spaced, leeted, accented, homoglyph letters undone)
 MAX_FEATURES = 60_000
 MIN_DF = 2
 C = 8.0
@@ -43,7 +44,7 @@ CALIBRATION_FOLDS = 5
 
 def training_grams(text: str) -> set[str]:
     """A training text's features: those of its first window (the corpus texts are mostly shorter)."""
-    return features(prepare(text)[:WINDOW], CHAR_NGRAMS)
+    return window_features(prepare(text)[:WINDOW], CHAR_NGRAMS, READINGS)
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def fit(rows: list[dict], encoded: Encoded | None = None, subset: list[int] | No
     weights = {encoded.grams[gram]: round(float(weight), 5) for gram, weight in zip(vocabulary, linear.coef_[0])}
     return {"weights": {gram: weight for gram, weight in sorted(weights.items()) if weight},
             "bias": round(float(linear.intercept_[0]), 6), "platt": [round(platt[0], 6), round(platt[1], 6)],
-            "char_ngrams": list(CHAR_NGRAMS), "window": WINDOW, "max_windows": MAX_WINDOWS}
+            "char_ngrams": list(CHAR_NGRAMS), "window": WINDOW, "max_windows": MAX_WINDOWS, "readings": READINGS}
 
 
 def write(artefact: dict, rows: list[dict], model_dir: str = MODEL_DIR) -> dict:

@@ -138,7 +138,7 @@ def _sha256(path: str) -> str:
 
 @lru_cache(maxsize=2)
 def load_model(model_dir: str = MODEL_DIR) -> Model:
-    """Read and check the artefact (once per process: the first screen pays ~45 ms of CPU, later ones nothing)."""
+    """Read and check the artefact (once per process: the first screen pays ~50 ms, later ones nothing)."""
     try:
         with open(os.path.join(model_dir, "manifest.json"), encoding="utf-8") as handle:
             manifest = json.load(handle)

@@ -31,7 +31,7 @@ from chalicelib.screening.classifier import FORMAT, MODEL_DIR, prepare, window_f
 SEED = 13
 CHAR_NGRAMS = (3, 4, 5)
 WINDOW = 1024
-MAX_WINDOWS = 4
+MAX_WINDOWS = 3  # head, middle, tail: every corpus text fits in 3, and 32,000 characters cost 3 windows
 READINGS = True  # the normaliser's folded reading too (spaced, leeted, accented, homoglyph letters undone)
 MAX_FEATURES = 60_000
 MIN_DF = 2

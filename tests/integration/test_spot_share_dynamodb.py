@@ -17,7 +17,7 @@ def test_gpu_attempts_through_dynamodb_give_the_measured_spot_share(aws, monkeyp
     monkeypatch.delenv("GPU_SPOT_SHARE", raising=False)
     services = get_services()
     settings, catalog = services.settings, services.catalog
-    ledger = Ledger(settings.ledger_table, settings.aggregates_table, shards=2)
+    ledger = Ledger(settings.meter.ledger_table, settings.meter.aggregates_table, shards=2)
     now = datetime.now(timezone.utc)
     attempts = [GpuAttempt(0, Decimal("450.5"), "g6e.xlarge", "spot"), GpuAttempt(1, Decimal("49.5"), "g6e.xlarge", "on_demand")]
     job = {"job_id": "job-spot", "tenant": "acme", "trace_id": "t"}

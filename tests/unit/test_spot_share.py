@@ -17,7 +17,7 @@ from chalicelib.meter.render import render_html, render_table
 from chalicelib.meter.report import aggregate_ledger_rows, build_report, summarise
 from chalicelib.table import InMemoryTable
 
-CATALOG = load_catalog(get_settings().price_catalog_path)
+CATALOG = load_catalog(get_settings().meter.price_catalog_path)
 TODAY = date(2026, 12, 3)
 NOW = datetime(2026, 12, 3, 12, tzinfo=timezone.utc)
 JOB = {"job_id": "job-abc", "tenant": "acme", "trace_id": "t"}

@@ -39,7 +39,7 @@ def write_cost() -> None:
         client = boto3.client("dynamodb")
         from chalicelib.meter.ledger import Ledger
 
-        ledger = Ledger(services.settings.ledger_table, services.settings.aggregates_table, services.settings.meter_shards, client)
+        ledger = Ledger(services.settings.meter.ledger_table, services.settings.meter.aggregates_table, services.settings.meter.shards, client)
         requests = {"n": 0}
         client.meta.events.register("before-send.dynamodb.*", lambda **_: requests.__setitem__("n", requests["n"] + 1))
         samples = []
@@ -71,7 +71,7 @@ def report_over_rows() -> None:
         rows.append({"day": days[i % 30], "tenant": f"tenant-{rng.randrange(50)}", "backend": "self_hosted" if model == "qwen3-32b" else "bedrock",
                      "model": model, "input_tokens": 1000 + i % 900, "output_tokens": 200 + i % 300,
                      "cost_usd": None if model == "meta.unpriced-v1" else Decimal("0.00612")})
-    catalog = load_catalog(get_settings().price_catalog_path)
+    catalog = load_catalog(get_settings().meter.price_catalog_path)
     started = time.perf_counter()
     aggregates = aggregate_ledger_rows(rows)
     folded = time.perf_counter()

@@ -93,8 +93,8 @@ def main() -> None:
             if not hasattr(local, "meter"):
                 client = boto3.client("dynamodb", config=Config(max_pool_connections=4))
                 faults.append(inject(client, "TransactWriteItems", *THROTTLED, share=THROTTLE))
-                local.meter = MeterWriter(Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards, client),
-                                          settings.meter_spill_queue, boto3.client("sqs"))
+                local.meter = MeterWriter(Ledger(settings.meter.ledger_table, settings.meter.aggregates_table, settings.meter.shards, client),
+                                          settings.meter.spill_queue, boto3.client("sqs"))
             entry = LedgerEntry(request_id=f"load-{index}", tenant=f"t{index % 7}", model="anthropic.claude-3-sonnet-20240229-v1:0",
                                 backend="bedrock", kind="invoke", usage=Usage(input_tokens=100 + index % 13, output_tokens=20),
                                 cost_usd=Decimal("0.00061"), catalog_version="load", trace_id="t", created_at=now)
@@ -107,13 +107,13 @@ def main() -> None:
         with ThreadPoolExecutor(max_workers=THREADS) as pool:
             list(pool.map(write, range(CALLS)))
         elapsed = time.perf_counter() - started
-        replayed = drain_spill_queue(settings.meter_spill_queue)
-        ledger = Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards, boto3.client("dynamodb"))
+        replayed = drain_spill_queue(settings.meter.spill_queue)
+        ledger = Ledger(settings.meter.ledger_table, settings.meter.aggregates_table, settings.meter.shards, boto3.client("dynamodb"))
         rows = list(ledger.daily_aggregates([now.strftime("%Y-%m-%d")]))
         calls = sum(int(row["calls"]) for row in rows)
         tokens = sum(int(row["input_tokens"]) for row in rows)
         cost = sum(Decimal(row["cost_usd"]) for row in rows)
-        ledger_rows = sum(page["Count"] for page in boto3.client("dynamodb").get_paginator("scan").paginate(TableName=settings.ledger_table, Select="COUNT"))
+        ledger_rows = sum(page["Count"] for page in boto3.client("dynamodb").get_paginator("scan").paginate(TableName=settings.meter.ledger_table, Select="COUNT"))
         expected_tokens = sum(100 + i % 13 for i in range(CALLS))
         print(f"meter under load: {CALLS} calls, {THREADS} threads, moto server{' (unmodified)' if PLAIN_MOTO else ' (transactions serialised, item-level rollback)'}: "
               f"{CALLS / elapsed:.0f} calls/s ({elapsed:.1f} s)")

@@ -91,8 +91,8 @@ def main() -> None:
     with mock_aws():
         bootstrap({})
         settings, client = get_settings(), boto3.client("dynamodb")
-        run("moto in-process", DynamoTable(settings.ledger_table, ("request_id",), client),
-            DynamoTable(settings.aggregates_table, ("pk", "sk"), client), DynamoTable(settings.budgets_table, ("tenant", "period"), client),
+        run("moto in-process", DynamoTable(settings.meter.ledger_table, ("request_id",), client),
+            DynamoTable(settings.meter.aggregates_table, ("pk", "sk"), client), DynamoTable(settings.meter.budgets_table, ("tenant", "period"), client),
             min(CALLS, 500))
 
 

@@ -53,7 +53,7 @@ def invoke_with(services: Services, tenant: Tenant, body: InvokeRequest, request
     key = request.headers.get(IDEMPOTENCY_HEADER)
     request_id = stable_request_id(scope, key) if key else None
     answer = run_once(
-        services.settings.idempotency_table, services.settings.idempotency_ttl_s, scope, key,
+        services.settings.idempotency.table, services.settings.idempotency.ttl_s, scope, key,
         body.model_dump(mode="json"),
         lambda: run_invoke(with_tenant_tools(services, tenant, body.tools, request.trace_id), tenant, body, request.trace_id, request_id,
                            deadline=request.deadline),
@@ -74,7 +74,7 @@ def delete_conversation(request: ApiRequest, tenant: Tenant) -> ApiResponse:
 
     services = get_services()
     conversation_id = request.path_params.get("conversation_id", "")
-    answer = run_once(services.settings.idempotency_table, services.settings.idempotency_ttl_s, f"conversations#{tenant.tenant}",
+    answer = run_once(services.settings.idempotency.table, services.settings.idempotency.ttl_s, f"conversations#{tenant.tenant}",
                       request.headers.get(IDEMPOTENCY_HEADER), {"delete": conversation_id},
                       lambda: erase_conversation(services.conversations, tenant.tenant, conversation_id))
     return ApiResponse(answer)
@@ -89,7 +89,7 @@ def chat_completions(request: ApiRequest, tenant: Tenant) -> ApiResponse:
     key = request.headers.get(IDEMPOTENCY_HEADER)
     scope = f"chat#{tenant.tenant}"
     request_id = stable_request_id(scope, key) if key else None
-    completion = run_once(services.settings.idempotency_table, services.settings.idempotency_ttl_s, scope, key,
+    completion = run_once(services.settings.idempotency.table, services.settings.idempotency.ttl_s, scope, key,
                           body.model_dump(mode="json"),
                           lambda: chat_completion(services, tenant, body, request.trace_id, request_id, request.deadline))
     headers = {MODEL_VERSION_HEADER: completion["model"]}
@@ -116,7 +116,7 @@ def cost_report(request: ApiRequest, _: Tenant) -> ApiResponse:
     if not raw_days.isdigit() or not 1 <= int(raw_days) <= 366:
         raise ValidationFailed("days must be an integer from 1 to 366.", {"field": "days"})
     services = get_services()
-    report = report_for(services.ledger, services.decisions, services.catalog, int(raw_days), services.settings.ops_ready,
+    report = report_for(services.ledger, services.decisions, services.catalog, int(raw_days), services.settings.meter.ops_ready,
                         budgets=services.budgets)
     return ApiResponse(report)
 
@@ -133,7 +133,7 @@ def submit_job(request: ApiRequest, tenant: Tenant) -> ApiResponse:
     body = parse_body(request, JobRequest)
     key = request.headers.get(IDEMPOTENCY_HEADER)
     jobs = job_service(services)
-    accepted = run_once(services.settings.idempotency_table, services.settings.idempotency_ttl_s, f"jobs#{tenant.tenant}", key,
+    accepted = run_once(services.settings.idempotency.table, services.settings.idempotency.ttl_s, f"jobs#{tenant.tenant}", key,
                         body.model_dump(mode="json"), lambda: jobs.submit(tenant, body, request.trace_id, key))
     return ApiResponse(accepted, 202)
 
@@ -159,7 +159,7 @@ def create_upload(request: ApiRequest, tenant: Tenant) -> ApiResponse:
     body = parse_body(request, UploadRequest)
     settings = services.settings
     key = request.headers.get(IDEMPOTENCY_HEADER)
-    form = run_once(settings.idempotency_table, settings.idempotency_ttl_s, f"uploads#{tenant.tenant}", key, body.model_dump(mode="json"),
-                    lambda: presign(settings.data_bucket, settings.incoming_prefix, tenant.tenant, body, settings.presign_ttl_s,
-                                    settings.kms_key_id))
+    form = run_once(settings.idempotency.table, settings.idempotency.ttl_s, f"uploads#{tenant.tenant}", key, body.model_dump(mode="json"),
+                    lambda: presign(settings.storage.data_bucket, settings.storage.incoming_prefix, tenant.tenant, body, settings.storage.presign_ttl_s,
+                                    settings.storage.kms_key_id))
     return ApiResponse(form, 201)

@@ -308,12 +308,12 @@ def model_list(services: Services) -> dict[str, Any]:
     """GET /v1/models: the aliases, the default model, every Bedrock model in the price catalog, and the
     self-hosted model when one is configured. Any other Bedrock id also works as `model`."""
     settings = services.settings
-    entries: dict[str, str] = {alias: "crossover" for alias in settings.model_aliases}
-    entries.setdefault(settings.default_model, "bedrock")
+    entries: dict[str, str] = {alias: "crossover" for alias in settings.models.aliases}
+    entries.setdefault(settings.models.default_model, "bedrock")
     for model_id in sorted(services.catalog.bedrock_models):
         entries.setdefault(model_id, "bedrock")
     if "self_hosted" in services.backends:
-        entries.setdefault(settings.self_hosted_model, "self_hosted")
+        entries.setdefault(settings.models.self_hosted_model, "self_hosted")
     return ModelList.model_validate({"object": "list", "data": [{"id": model_id, "object": "model", "created": 0, "owned_by": owner}
                                                                 for model_id, owner in entries.items()]}).model_dump()
 

@@ -41,7 +41,7 @@ def cost_whatif(args: argparse.Namespace) -> int:
 
     from .meter.planning import FleetConfig, Scenario, analyse
 
-    catalog = load_catalog(args.catalog or get_settings().price_catalog_path)
+    catalog = load_catalog(args.catalog or get_settings().meter.price_catalog_path)
     overrides = {key: Decimal(str(value)) for key, value in {
         "engineer_usd_per_hour": args.engineer_rate, "setup_hours": args.setup_hours,
         "maintenance_hours_per_month": args.maintenance_hours, "incident_usd_per_month": args.incident_cost,
@@ -130,7 +130,7 @@ def cost_report(args: argparse.Namespace) -> int:
 
     services = get_services()
     show = (lambda message: print(f"\r{message}", end="", file=sys.stderr, flush=True)) if sys.stderr.isatty() or args.progress else None
-    report = report_for(services.ledger, services.decisions, services.catalog, args.days, services.settings.ops_ready, progress=show,
+    report = report_for(services.ledger, services.decisions, services.catalog, args.days, services.settings.meter.ops_ready, progress=show,
                         budgets=services.budgets)
     if show:
         print(file=sys.stderr)
@@ -152,7 +152,7 @@ def dlq_command(args: argparse.Namespace) -> int:
     names = [args.queue] if args.queue else list(queues)
     for name in names:
         if args.dlq_command == "list":
-            entries = list_dead_letters(queues[name], settings.events_table, args.limit)
+            entries = list_dead_letters(queues[name], settings.events.table, args.limit)
             print(json.dumps({"queue": name, "count": len(entries), "messages": entries}, indent=2))
         else:
             print(json.dumps({"queue": name, **redrive(queues[name])}))
@@ -182,7 +182,7 @@ def routing_command(args: argparse.Namespace) -> int:
     services = get_services()
     router, store = services.router, services.router.tenant_settings
     if args.routing_command == "migrate":
-        moved = migrate_routing_modes(services.settings.policies_table, store)
+        moved = migrate_routing_modes(services.settings.screening.policies_table, store)
         print(json.dumps({"migrated": moved}))
         return 0
     if args.routing_command == "set":

@@ -1,13 +1,18 @@
-"""Settings read from environment variables, with documented defaults.
+"""Settings read from environment variables, with documented defaults, grouped per capability
+(`settings.jobs.table`, `settings.meter.ledger_table`), each group a small frozen object as Powertools
+gives each utility its own config.
 
 Every AWS resource the code touches is named here (and only here), so the deploy
-template check can compare this list with what the template defines.
+template check can compare this list with what the template defines. Each setting is declared once:
+its environment variable and its default, in the `env(...)` beside its name.
 """
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
+from typing import Any, TypeVar
 
 from .defaults import DEFAULT_BEDROCK_MODEL, DEFAULT_SELF_HOSTED_MODEL
 
@@ -33,180 +38,205 @@ RESOURCE_ENV_VARS: dict[str, str] = {
     "CONVERSATIONS_TABLE": "ConversationsTable",
     "REGISTRY_TABLE": "RegistryTable",
 }
+_HERE = os.path.dirname(os.path.abspath(__file__))
+T = TypeVar("T")
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    return int(raw) if raw not in (None, "") else default
+def env(name: str, default: T) -> T:
+    """A setting read from environment variable `name`, `default` when it is unset (see `_parse`)."""
+    if isinstance(default, dict):
+        return field(default_factory=lambda: dict(default), metadata={"env": name})  # type: ignore[return-value]
+    return field(default=default, metadata={"env": name})  # type: ignore[no-any-return]
 
 
-def _env_json_map(name: str) -> dict[str, str]:
-    import json
+def _parse(kind: str, raw: str | None, default: Any) -> Any:
+    """Text as given (even empty); numbers and maps fall back to the default when empty; flags are "true" or not."""
+    if raw is None:
+        return default
+    if kind == "str":
+        return raw
+    if kind == "bool":
+        return raw.lower() == "true"
+    if raw == "":
+        return default
+    if kind == "int":
+        return int(raw)
+    if kind == "float":
+        return float(raw)
+    return {str(k): str(v) for k, v in json.loads(raw).items()}  # dict[str, str]
 
-    raw = os.environ.get(name)
-    return {str(k): str(v) for k, v in json.loads(raw).items()} if raw else {}
+
+G = TypeVar("G")
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    return float(raw) if raw not in (None, "") else default
+def from_env(group: type[G], environ: Any = None) -> G:
+    """One settings group, every field from its environment variable or its default."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for spec in fields(group):  # type: ignore[arg-type]
+        default = spec.default_factory() if callable(spec.default_factory) else spec.default  # type: ignore[misc]
+        values[spec.name] = _parse(str(spec.type), environ.get(spec.metadata["env"]), default)
+    return group(**values)
+
+
+def env_default(name: str) -> Any:
+    """The default of the setting read from environment variable `name` (the local bootstrap's fallback)."""
+    for group in GROUPS.values():
+        for spec in fields(group):
+            if spec.metadata["env"] == name:
+                return spec.default_factory() if callable(spec.default_factory) else spec.default  # type: ignore[misc]
+    raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class TenantsConfig:
+    table: str = env("TENANTS_TABLE", "crossover-tenants")
+    cache_ttl_s: float = env("TENANT_CACHE_TTL_S", 60.0)
+
+
+@dataclass(frozen=True)
+class IdempotencyConfig:
+    table: str = env("IDEMPOTENCY_TABLE", "crossover-idempotency")
+    ttl_s: int = env("IDEMPOTENCY_TTL_S", 3600)
+
+
+@dataclass(frozen=True)
+class StorageConfig:
+    data_bucket: str = env("DATA_BUCKET", "crossover-data")
+    incoming_prefix: str = env("INCOMING_PREFIX", "incoming/")
+    kms_key_id: str = env("KMS_KEY_ID", "")
+    presign_ttl_s: int = env("PRESIGN_TTL_S", 900)
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    default_model: str = env("DEFAULT_MODEL", DEFAULT_BEDROCK_MODEL)
+    # JSON object, alias -> Bedrock model id (e.g. {"claude-sonnet": <a Bedrock model id>}).
+    aliases: dict[str, str] = env("MODEL_ALIASES", {})
+    routing_mode: str = env("ROUTING_MODE", "bedrock")
+    # Jobs start on the Batch GPU path (and fall back by themselves) unless a tenant's mode says otherwise.
+    job_routing_mode: str = env("JOB_ROUTING_MODE", "self_hosted")
+    self_hosted_endpoint: str = env("SELF_HOSTED_ENDPOINT", "")
+    self_hosted_model: str = env("SELF_HOSTED_MODEL", DEFAULT_SELF_HOSTED_MODEL)
+    # Seed 002: fall back to Bedrock when a self-hosted call passes 120 s.
+    self_hosted_timeout_s: float = env("SELF_HOSTED_TIMEOUT_S", 120.0)
+    bedrock_max_attempts: int = env("BEDROCK_MAX_ATTEMPTS", 4)
+    bedrock_read_timeout_s: float = env("BEDROCK_READ_TIMEOUT_S", 60.0)
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """Per-request limits of an agent run (a named agent may lower them, chalicelib/registry/agents.py)."""
+
+    max_prompt_chars: int = env("MAX_PROMPT_CHARS", 32_000)
+    max_agent_steps: int = env("MAX_AGENT_STEPS", 8)
+    max_request_cost_usd: float = env("MAX_REQUEST_COST_USD", 1.0)
+    max_output_tokens: int = env("MAX_OUTPUT_TOKENS", 4096)
+    tool_timeout_s: float = env("TOOL_TIMEOUT_S", 5.0)
+
+
+@dataclass(frozen=True)
+class ScreeningConfig:
+    policies_table: str = env("POLICIES_TABLE", "crossover-policies")
+    block_threshold: float = env("SCREEN_BLOCK_THRESHOLD", 0.5)
+    pii_action: str = env("SCREEN_PII_ACTION", "off")
+    guardrail_enabled: bool = env("SCREEN_GUARDRAIL_ENABLED", False)
+    fail_open: bool = env("SCREEN_FAIL_OPEN", False)
+    managed_check_timeout_s: float = env("MANAGED_CHECK_TIMEOUT_S", 0.15)
+    pii_language: str = env("PII_LANGUAGE", "en")
+    guardrail_id: str = env("GUARDRAIL_ID", "")
+    guardrail_version: str = env("GUARDRAIL_VERSION", "DRAFT")
+
+
+@dataclass(frozen=True)
+class MeterConfig:
+    ledger_table: str = env("LEDGER_TABLE", "crossover-ledger")
+    aggregates_table: str = env("AGGREGATES_TABLE", "crossover-aggregates")
+    budgets_table: str = env("BUDGETS_TABLE", "crossover-budgets")
+    decisions_table: str = env("DECISIONS_TABLE", "crossover-decisions")
+    shards: int = env("METER_SHARDS", 8)
+    spill_queue: str = env("METER_SPILL_QUEUE", "crossover-meter-spill")
+    reports_bucket: str = env("REPORTS_BUCKET", "crossover-reports")
+    report_days: int = env("REPORT_DAYS", 30)
+    ops_ready: bool = env("OPS_READY", False)
+    price_catalog_path: str = env("PRICE_CATALOG_PATH", os.path.join(_HERE, "meter", "catalog", "prices.json"))
+
+
+@dataclass(frozen=True)
+class JobsConfig:
+    """Long jobs on GPU (chalicelib/jobs/timing.py orders these clocks)."""
+
+    table: str = env("JOBS_TABLE", "crossover-jobs")
+    steps_queue: str = env("JOB_STEPS_QUEUE", "crossover-job-steps")
+    state_machine_arn: str = env("STATE_MACHINE_ARN", "")
+    state_machine_name: str = env("STATE_MACHINE_NAME", "crossover-jobs")
+    batch_job_queue: str = env("BATCH_JOB_QUEUE", "crossover-gpu")
+    batch_job_definition: str = env("BATCH_JOB_DEFINITION", "crossover-worker")
+    fallback_chunk_size: int = env("FALLBACK_CHUNK_SIZE", 0)  # 0: derived (jobs/timing.py)
+    fallback_parallel_calls: int = env("FALLBACK_PARALLEL_CALLS", 8)
+    max_input_bytes: int = env("MAX_JOB_INPUT_BYTES", 50_000_000)
+    heartbeat_s: int = env("JOB_HEARTBEAT_SECONDS", 300)
+    watch_interval_s: int = env("JOB_WATCH_INTERVAL_SECONDS", 60)
+    capacity_timeout_s: int = env("JOB_CAPACITY_TIMEOUT_SECONDS", 1800)
+    gpu_timeout_s: int = env("JOB_GPU_TIMEOUT_SECONDS", 21600)
+    steps_timeout_s: int = env("JOB_STEPS_TIMEOUT_SECONDS", 900)
+    # Above this fraction of failed items a job ends FAILED (0: any failed item fails the job).
+    max_failed_fraction: float = env("JOB_MAX_FAILED_FRACTION", 0.0)
+
+
+@dataclass(frozen=True)
+class EventsConfig:
+    """Work that arrives by queue or upload (chalicelib/events.py)."""
+
+    table: str = env("EVENTS_TABLE", "crossover-events")
+    requests_queue: str = env("REQUESTS_QUEUE", "crossover-requests")
+    requests_fifo_queue: str = env("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo")
+    object_events_queue: str = env("OBJECT_EVENTS_QUEUE", "crossover-object-events")
+
+
+@dataclass(frozen=True)
+class ConversationsConfig:
+    table: str = env("CONVERSATIONS_TABLE", "crossover-conversations")
+    ttl_s: int = env("CONVERSATION_TTL_S", 30 * 86400)
+    window_tokens: int = env("CONVERSATION_WINDOW_TOKENS", 16_000)
+
+
+@dataclass(frozen=True)
+class RegistryConfig:
+    """Registered tools and named agents (chalicelib/registry/)."""
+
+    table: str = env("REGISTRY_TABLE", "crossover-registry")
+    # Registered tools run as this role, tagged with the tenant (deploy/package.py); empty locally.
+    tool_role_arn: str = env("TOOL_ROLE_ARN", "")
+    # Test/local only: plain http and private networks for tool endpoints (the deploy check refuses both).
+    tool_allow_http: bool = env("TOOL_ALLOW_HTTP", False)
+    tool_network_allowlist: str = env("TOOL_NETWORK_ALLOWLIST", "")
+    tool_secret_cache_s: float = env("TOOL_SECRET_CACHE_S", 300.0)
+
+
+GROUPS: dict[str, type] = {"tenants": TenantsConfig, "idempotency": IdempotencyConfig, "storage": StorageConfig,
+                           "models": ModelsConfig, "limits": LimitsConfig, "screening": ScreeningConfig, "meter": MeterConfig,
+                           "jobs": JobsConfig, "events": EventsConfig, "conversations": ConversationsConfig,
+                           "registry": RegistryConfig}
 
 
 @dataclass(frozen=True)
 class Settings:
     stage: str
-    tenants_table: str
-    ledger_table: str
-    idempotency_table: str
-    policies_table: str
-    aggregates_table: str
-    budgets_table: str
-    decisions_table: str
-    meter_shards: int
-    data_bucket: str
-    jobs_table: str
-    events_table: str
-    requests_queue: str
-    requests_fifo_queue: str
-    object_events_queue: str
-    meter_spill_queue: str
-    incoming_prefix: str
-    job_steps_queue: str
-    state_machine_arn: str
-    state_machine_name: str
-    batch_job_queue: str
-    batch_job_definition: str
-    fallback_chunk_size: int
-    presign_ttl_s: int
-    max_job_input_bytes: int
-    reports_bucket: str
-    kms_key_id: str
-    report_days: int
-    routing_mode: str
-    job_routing_mode: str
-    self_hosted_endpoint: str
-    self_hosted_model: str
-    self_hosted_timeout_s: float
-    ops_ready: bool
-    default_model: str
-    price_catalog_path: str
-    max_prompt_chars: int
-    max_agent_steps: int
-    max_request_cost_usd: float
-    max_output_tokens: int
-    tool_timeout_s: float
-    bedrock_max_attempts: int
-    bedrock_read_timeout_s: float
-    idempotency_ttl_s: int
-    tenant_cache_ttl_s: float
-    screen_block_threshold: float
-    screen_pii_action: str
-    screen_guardrail_enabled: bool
-    screen_fail_open: bool
-    managed_check_timeout_s: float
-    pii_language: str
-    guardrail_id: str
-    guardrail_version: str
-    conversations_table: str
-    conversation_ttl_s: int
-    conversation_window_tokens: int
-    model_aliases: dict[str, str]
-    # Long jobs on GPU (chalicelib/jobs/timing.py orders these clocks).
-    job_heartbeat_s: int = 300
-    job_watch_interval_s: int = 60
-    job_capacity_timeout_s: int = 1800
-    job_gpu_timeout_s: int = 21600
-    job_steps_timeout_s: int = 900
-    fallback_parallel_calls: int = 8
-    job_max_failed_fraction: float = 0.0
-    # Registered tools and named agents (chalicelib/registry/).
-    registry_table: str = "crossover-registry"
-    tool_role_arn: str = ""
-    tool_allow_http: bool = False
-    tool_network_allowlist: str = ""
-    tool_secret_cache_s: float = 300.0
+    tenants: TenantsConfig
+    idempotency: IdempotencyConfig
+    storage: StorageConfig
+    models: ModelsConfig
+    limits: LimitsConfig
+    screening: ScreeningConfig
+    meter: MeterConfig
+    jobs: JobsConfig
+    events: EventsConfig
+    conversations: ConversationsConfig
+    registry: RegistryConfig
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """Read settings once per process (a warm Lambda keeps them)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return Settings(
-        stage=os.environ.get("STAGE", "dev"),
-        tenants_table=os.environ.get("TENANTS_TABLE", "crossover-tenants"),
-        ledger_table=os.environ.get("LEDGER_TABLE", "crossover-ledger"),
-        idempotency_table=os.environ.get("IDEMPOTENCY_TABLE", "crossover-idempotency"),
-        policies_table=os.environ.get("POLICIES_TABLE", "crossover-policies"),
-        aggregates_table=os.environ.get("AGGREGATES_TABLE", "crossover-aggregates"),
-        budgets_table=os.environ.get("BUDGETS_TABLE", "crossover-budgets"),
-        decisions_table=os.environ.get("DECISIONS_TABLE", "crossover-decisions"),
-        meter_shards=_env_int("METER_SHARDS", 8),
-        data_bucket=os.environ.get("DATA_BUCKET", "crossover-data"),
-        jobs_table=os.environ.get("JOBS_TABLE", "crossover-jobs"),
-        events_table=os.environ.get("EVENTS_TABLE", "crossover-events"),
-        requests_queue=os.environ.get("REQUESTS_QUEUE", "crossover-requests"),
-        requests_fifo_queue=os.environ.get("REQUESTS_FIFO_QUEUE", "crossover-requests.fifo"),
-        object_events_queue=os.environ.get("OBJECT_EVENTS_QUEUE", "crossover-object-events"),
-        meter_spill_queue=os.environ.get("METER_SPILL_QUEUE", "crossover-meter-spill"),
-        incoming_prefix=os.environ.get("INCOMING_PREFIX", "incoming/"),
-        job_steps_queue=os.environ.get("JOB_STEPS_QUEUE", "crossover-job-steps"),
-        state_machine_arn=os.environ.get("STATE_MACHINE_ARN", ""),
-        state_machine_name=os.environ.get("STATE_MACHINE_NAME", "crossover-jobs"),
-        batch_job_queue=os.environ.get("BATCH_JOB_QUEUE", "crossover-gpu"),
-        batch_job_definition=os.environ.get("BATCH_JOB_DEFINITION", "crossover-worker"),
-        fallback_chunk_size=_env_int("FALLBACK_CHUNK_SIZE", 0),  # 0: derived (jobs/timing.py)
-        presign_ttl_s=_env_int("PRESIGN_TTL_S", 900),
-        max_job_input_bytes=_env_int("MAX_JOB_INPUT_BYTES", 50_000_000),
-        reports_bucket=os.environ.get("REPORTS_BUCKET", "crossover-reports"),
-        kms_key_id=os.environ.get("KMS_KEY_ID", ""),
-        report_days=_env_int("REPORT_DAYS", 30),
-        routing_mode=os.environ.get("ROUTING_MODE", "bedrock"),
-        # Jobs start on the Batch GPU path (and fall back by themselves) unless a tenant's mode says otherwise.
-        job_routing_mode=os.environ.get("JOB_ROUTING_MODE", "self_hosted"),
-        self_hosted_endpoint=os.environ.get("SELF_HOSTED_ENDPOINT", ""),
-        self_hosted_model=os.environ.get("SELF_HOSTED_MODEL", DEFAULT_SELF_HOSTED_MODEL),
-        # Seed 002: fall back to Bedrock when a self-hosted call passes 120 s.
-        self_hosted_timeout_s=_env_float("SELF_HOSTED_TIMEOUT_S", 120.0),
-        ops_ready=os.environ.get("OPS_READY", "false").lower() == "true",
-        default_model=os.environ.get("DEFAULT_MODEL", DEFAULT_BEDROCK_MODEL),
-        price_catalog_path=os.environ.get(
-            "PRICE_CATALOG_PATH", os.path.join(here, "meter", "catalog", "prices.json")
-        ),
-        max_prompt_chars=_env_int("MAX_PROMPT_CHARS", 32_000),
-        max_agent_steps=_env_int("MAX_AGENT_STEPS", 8),
-        max_request_cost_usd=_env_float("MAX_REQUEST_COST_USD", 1.0),
-        max_output_tokens=_env_int("MAX_OUTPUT_TOKENS", 4096),
-        tool_timeout_s=_env_float("TOOL_TIMEOUT_S", 5.0),
-        bedrock_max_attempts=_env_int("BEDROCK_MAX_ATTEMPTS", 4),
-        bedrock_read_timeout_s=_env_float("BEDROCK_READ_TIMEOUT_S", 60.0),
-        idempotency_ttl_s=_env_int("IDEMPOTENCY_TTL_S", 3600),
-        tenant_cache_ttl_s=_env_float("TENANT_CACHE_TTL_S", 60.0),
-        screen_block_threshold=_env_float("SCREEN_BLOCK_THRESHOLD", 0.5),
-        screen_pii_action=os.environ.get("SCREEN_PII_ACTION", "off"),
-        screen_guardrail_enabled=os.environ.get("SCREEN_GUARDRAIL_ENABLED", "false").lower() == "true",
-        screen_fail_open=os.environ.get("SCREEN_FAIL_OPEN", "false").lower() == "true",
-        managed_check_timeout_s=_env_float("MANAGED_CHECK_TIMEOUT_S", 0.15),
-        pii_language=os.environ.get("PII_LANGUAGE", "en"),
-        guardrail_id=os.environ.get("GUARDRAIL_ID", ""),
-        guardrail_version=os.environ.get("GUARDRAIL_VERSION", "DRAFT"),
-        job_heartbeat_s=_env_int("JOB_HEARTBEAT_SECONDS", 300),
-        job_watch_interval_s=_env_int("JOB_WATCH_INTERVAL_SECONDS", 60),
-        job_capacity_timeout_s=_env_int("JOB_CAPACITY_TIMEOUT_SECONDS", 1800),
-        job_gpu_timeout_s=_env_int("JOB_GPU_TIMEOUT_SECONDS", 21600),
-        job_steps_timeout_s=_env_int("JOB_STEPS_TIMEOUT_SECONDS", 900),
-        fallback_parallel_calls=_env_int("FALLBACK_PARALLEL_CALLS", 8),
-        # Above this fraction of failed items a job ends FAILED (0: any failed item fails the job).
-        job_max_failed_fraction=_env_float("JOB_MAX_FAILED_FRACTION", 0.0),
-        conversations_table=os.environ.get("CONVERSATIONS_TABLE", "crossover-conversations"),
-        conversation_ttl_s=_env_int("CONVERSATION_TTL_S", 30 * 86400),
-        conversation_window_tokens=_env_int("CONVERSATION_WINDOW_TOKENS", 16_000),
-        # JSON object, alias -> Bedrock model id (e.g. {"claude-sonnet": <a Bedrock model id>}).
-        model_aliases=_env_json_map("MODEL_ALIASES"),
-        registry_table=os.environ.get("REGISTRY_TABLE", "crossover-registry"),
-        # Registered tools run as this role, tagged with the tenant (deploy/package.py); empty locally.
-        tool_role_arn=os.environ.get("TOOL_ROLE_ARN", ""),
-        # Test/local only: plain http and private networks for tool endpoints (the deploy check refuses both).
-        tool_allow_http=os.environ.get("TOOL_ALLOW_HTTP", "false").lower() == "true",
-        tool_network_allowlist=os.environ.get("TOOL_NETWORK_ALLOWLIST", ""),
-        tool_secret_cache_s=_env_float("TOOL_SECRET_CACHE_S", 300.0),
-    )
+    return Settings(stage=os.environ.get("STAGE", "dev"), **{name: from_env(group) for name, group in GROUPS.items()})

@@ -9,9 +9,9 @@ from .config import Settings
 
 
 def source_queues(settings: Settings) -> dict[str, str]:
-    return {"requests": settings.requests_queue, "requests-fifo": settings.requests_fifo_queue,
-            "object-events": settings.object_events_queue, "job-steps": settings.job_steps_queue,
-            "meter-spill": settings.meter_spill_queue}
+    return {"requests": settings.events.requests_queue, "requests-fifo": settings.events.requests_fifo_queue,
+            "object-events": settings.events.object_events_queue, "job-steps": settings.jobs.steps_queue,
+            "meter-spill": settings.meter.spill_queue}
 
 
 def _queue(name: str) -> tuple[str, str, str, str]:

@@ -106,7 +106,7 @@ class EventProcessor:
 
         self.services = services
         self.deadline = deadline  # the invocation's (chalicelib/timing.py): an invoke stops there, metered
-        self.outcomes = EventOutcomes(services.settings.events_table)
+        self.outcomes = EventOutcomes(services.settings.events.table)
         self.jobs = job_service(services)
 
     # ---------- S3 ----------
@@ -116,9 +116,9 @@ class EventProcessor:
         identity = f"{bucket}/{key}#{version or etag or ''}"
         event_id = "s3-" + hashlib.sha256(identity.encode()).hexdigest()[:24]
         source = f"s3://{bucket}/{key}"
-        parsed = parse_incoming_key(key, settings.incoming_prefix)
+        parsed = parse_incoming_key(key, settings.storage.incoming_prefix)
         if parsed is None:
-            return self._reject(event_id, source, None, "bad_key", f"key must look like {settings.incoming_prefix}<tenant>/<jobs|invoke>/<name>")
+            return self._reject(event_id, source, None, "bad_key", f"key must look like {settings.storage.incoming_prefix}<tenant>/<jobs|invoke>/<name>")
         tenant_name, kind = parsed
         if not self.services.tenants.exists(tenant_name):
             return self._reject(event_id, source, None, "unknown_tenant", f"tenant {tenant_name!r} does not exist")
@@ -204,7 +204,7 @@ class EventProcessor:
             except CrossoverError as exc:
                 return {"status": "rejected", "reason": exc.code, "error": exc.message}
 
-        outcome = run_once(settings.idempotency_table, settings.idempotency_ttl_s, scope, event_id, {"source": source, "body": text}, work)
+        outcome = run_once(settings.idempotency.table, settings.idempotency.ttl_s, scope, event_id, {"source": source, "body": text}, work)
         status_doc = {"event_id": event_id, "source": source, "kind": kind, "trace_id": trace_id, **outcome}
         self.outcomes.record(event_id, source=source, tenant=tenant.tenant, status=outcome["status"], reason=outcome.get("reason"),
                              error=outcome.get("error"), job_id=outcome.get("job_id"))
@@ -220,7 +220,7 @@ class EventProcessor:
             aws.client("sqs").send_message(QueueUrl=reply_to, MessageBody=json.dumps(document, default=str), **attributes)
             return
         key = storage.tenant_key("results", tenant, "events", f"{event_id}.json")
-        storage.put_text(self.services.settings.data_bucket, key, json.dumps(document, default=str), self.services.settings.kms_key_id,
+        storage.put_text(self.services.settings.storage.data_bucket, key, json.dumps(document, default=str), self.services.settings.storage.kms_key_id,
                          tenant, "application/json")
 
     def _reject(self, event_id: str, source: str, tenant: str | None, reason: str, detail: str) -> str:

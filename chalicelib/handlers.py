@@ -15,9 +15,9 @@ def daily_cost_report() -> dict[str, Any]:
     services = get_services()
     settings = services.settings
     try:
-        return publish_daily_report(services.ledger, services.decisions, services.catalog, settings.ops_ready,
-                                    settings.reports_bucket, settings.report_days, services.catalog.recommendation.days_to_confirm,
-                                    settings.kms_key_id, budgets=services.budgets)
+        return publish_daily_report(services.ledger, services.decisions, services.catalog, settings.meter.ops_ready,
+                                    settings.meter.reports_bucket, settings.meter.report_days, services.catalog.recommendation.days_to_confirm,
+                                    settings.storage.kms_key_id, budgets=services.budgets)
     finally:
         metrics.flush_metrics()
 
@@ -125,11 +125,11 @@ def _logged(handle: Any, queue: str) -> Any:
 
 # Consumer (chalicelib/timing.CONSUMERS, the function's name) -> the setting naming its queue.
 QUEUES: dict[str, Callable[[Settings], str]] = {
-    "job_steps": lambda settings: settings.job_steps_queue,
-    "requests": lambda settings: settings.requests_queue,
-    "requests_fifo": lambda settings: settings.requests_fifo_queue,
-    "object_events": lambda settings: settings.object_events_queue,
-    "meter_spill": lambda settings: settings.meter_spill_queue,
+    "job_steps": lambda settings: settings.jobs.steps_queue,
+    "requests": lambda settings: settings.events.requests_queue,
+    "requests_fifo": lambda settings: settings.events.requests_fifo_queue,
+    "object_events": lambda settings: settings.events.object_events_queue,
+    "meter_spill": lambda settings: settings.meter.spill_queue,
 }
 
 

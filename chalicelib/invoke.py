@@ -42,7 +42,7 @@ class Exchange:
 
     messages: list[dict[str, Any]]  # Converse messages, already screened, ending with a user message
     system: str | None = None
-    model: str | None = None  # a model id or an alias (settings.model_aliases); None: the default model
+    model: str | None = None  # a model id or an alias (settings.models.aliases); None: the default model
     max_tokens: int | None = None
     server_tools: list[str] = field(default_factory=list)  # registry names, run by Crossover
     client_tools: list[dict[str, Any]] = field(default_factory=list)  # {name, description, parameters}, run by the caller
@@ -121,14 +121,14 @@ def plan_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_
     if exchange.system:
         services.screening.require_allowed(exchange.system, tenant.tenant, trace_id, "invoke.system")
     limits = AgentLimits(
-        max_steps=settings.max_agent_steps,
-        max_cost_usd=Decimal(str(settings.max_request_cost_usd)),
-        max_tokens=min(exchange.max_tokens or settings.max_output_tokens, settings.max_output_tokens),
-        tool_timeout_s=settings.tool_timeout_s,
+        max_steps=settings.limits.max_agent_steps,
+        max_cost_usd=Decimal(str(settings.limits.max_request_cost_usd)),
+        max_tokens=min(exchange.max_tokens or settings.limits.max_output_tokens, settings.limits.max_output_tokens),
+        tool_timeout_s=settings.limits.tool_timeout_s,
     )
     return ExchangePlan(exchange, services.tools.tool_specs(exchange.server_tools) + client_specs,
                         services.tools.executor(exchange.server_tools), client_checks, limits,
-                        resolve_model(settings.model_aliases, exchange.model, settings.default_model),
+                        resolve_model(settings.models.aliases, exchange.model, settings.models.default_model),
                         services.screening.tool_result_guard(tenant.tenant, trace_id), deadline)
 
 
@@ -141,7 +141,7 @@ def reservation_for(services: Services, plan: ExchangePlan) -> Decimal:
 
 def model_and_price(services: Services, plan: ExchangePlan, backend: str) -> tuple[str, TokenPrice | None]:
     """The model a backend runs for this exchange, and its price."""
-    model_id = model_for(backend, plan.bedrock_model, services.settings.self_hosted_model)
+    model_id = model_for(backend, plan.bedrock_model, services.settings.models.self_hosted_model)
     catalog = services.catalog
     return model_id, self_hosted_price(catalog, model_id) if backend == "self_hosted" else catalog.token_price(model_id)
 
@@ -259,7 +259,7 @@ def _invoke_conversation(services: Services, tenant: Tenant, request: InvokeRequ
                          request_id: str | None, deadline: Deadline | None) -> dict[str, Any]:
     settings, store = services.settings, services.conversations
     now = datetime.now(timezone.utc)
-    expires_at = int(now.timestamp()) + settings.conversation_ttl_s
+    expires_at = int(now.timestamp()) + settings.conversations.ttl_s
     if request.conversation_id:
         conversation = store.get(tenant.tenant, request.conversation_id)
         if conversation is None:
@@ -273,7 +273,7 @@ def _invoke_conversation(services: Services, tenant: Tenant, request: InvokeRequ
     server_tools, client_tools = split_tools(tools)
     check_tools(services, server_tools)
     new_user, spent = _next_user_message(services, tenant, trace_id, request, conversation.pending)
-    sent, dropped = fit_window(merge_roles(history + [new_user]), system, settings.conversation_window_tokens)
+    sent, dropped = fit_window(merge_roles(history + [new_user]), system, settings.conversations.window_tokens)
     if dropped:
         logger.info("conversation.window", extra={"trace_id": trace_id, "tenant": tenant.tenant, "dropped_messages": dropped,
                                                   "conversation_id": conversation.conversation_id})

@@ -47,38 +47,38 @@ class Services:
 @lru_cache(maxsize=1)
 def get_services() -> Services:
     settings = get_settings()
-    ledger = Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards)
-    decisions = DecisionStore(settings.decisions_table)
+    ledger = Ledger(settings.meter.ledger_table, settings.meter.aggregates_table, settings.meter.shards)
+    decisions = DecisionStore(settings.meter.decisions_table)
     backends = build_backends(settings)
     return Services(
         settings=settings,
-        tenants=TenantStore(settings.tenants_table, settings.tenant_cache_ttl_s),
+        tenants=TenantStore(settings.tenants.table, settings.tenants.cache_ttl_s),
         ledger=ledger,
-        meter=MeterWriter(ledger, settings.meter_spill_queue),
-        budgets=Budgets(settings.budgets_table, alerts=BudgetAlerts(settings.budgets_table, AlertsConfig.from_env())),
+        meter=MeterWriter(ledger, settings.meter.spill_queue),
+        budgets=Budgets(settings.meter.budgets_table, alerts=BudgetAlerts(settings.meter.budgets_table, AlertsConfig.from_env())),
         decisions=decisions,
-        catalog=load_catalog(settings.price_catalog_path),
+        catalog=load_catalog(settings.meter.price_catalog_path),
         backends=backends,
         tools=REGISTRY,
         screening=build_screening(settings),
         router=build_router(settings, decisions, "self_hosted" in backends),
-        conversations=DynamoConversationStore(settings.conversations_table),
-        registry=DynamoRegistryStore(settings.registry_table),
-        tool_clients=ToolClients(settings.tool_role_arn, settings.tool_secret_cache_s),
+        conversations=DynamoConversationStore(settings.conversations.table),
+        registry=DynamoRegistryStore(settings.registry.table),
+        tool_clients=ToolClients(settings.registry.tool_role_arn, settings.registry.tool_secret_cache_s),
     )
 
 
 def build_backends(settings: Settings) -> dict[str, ModelBackend]:
-    backends: dict[str, ModelBackend] = {"bedrock": BedrockBackend.from_settings(settings.bedrock_max_attempts, settings.bedrock_read_timeout_s)}
-    if settings.self_hosted_endpoint:
-        backends["self_hosted"] = SelfHostedBackend(settings.self_hosted_endpoint, settings.self_hosted_timeout_s, settings.self_hosted_model)
+    backends: dict[str, ModelBackend] = {"bedrock": BedrockBackend.from_settings(settings.models.bedrock_max_attempts, settings.models.bedrock_read_timeout_s)}
+    if settings.models.self_hosted_endpoint:
+        backends["self_hosted"] = SelfHostedBackend(settings.models.self_hosted_endpoint, settings.models.self_hosted_timeout_s, settings.models.self_hosted_model)
     return backends
 
 
 def build_router(settings: Settings, decisions: DecisionStore, self_hosted_endpoint: bool) -> Router:
-    return Router(TenantSettingsStore(settings.tenants_table, settings.tenant_cache_ttl_s),
+    return Router(TenantSettingsStore(settings.tenants.table, settings.tenants.cache_ttl_s),
                   RecommendationCache(lambda: decisions.latest().current),
-                  default_mode=settings.routing_mode, job_default_mode=settings.job_routing_mode,
+                  default_mode=settings.models.routing_mode, job_default_mode=settings.models.job_routing_mode,
                   self_hosted_endpoint=self_hosted_endpoint)
 
 
@@ -88,19 +88,19 @@ def build_screening(settings: Settings) -> ScreeningService:
     from .screening.managed import ComprehendPiiCheck, GuardrailCheck, managed_client_config
 
     base = Policy(
-        block_threshold=settings.screen_block_threshold,
-        pii_action=settings.screen_pii_action,  # type: ignore[arg-type]
-        guardrail_enabled=settings.screen_guardrail_enabled,
-        fail_open=settings.screen_fail_open,
-        max_chars=settings.max_prompt_chars,
+        block_threshold=settings.screening.block_threshold,
+        pii_action=settings.screening.pii_action,  # type: ignore[arg-type]
+        guardrail_enabled=settings.screening.guardrail_enabled,
+        fail_open=settings.screening.fail_open,
+        max_chars=settings.limits.max_prompt_chars,
     )
     checks = []
-    config = managed_client_config(settings.managed_check_timeout_s)
-    if settings.screen_pii_action != "off":
-        checks.append(ComprehendPiiCheck(aws.client("comprehend", config), settings.pii_language))
-    if settings.guardrail_id:
-        checks.append(GuardrailCheck(aws.client("bedrock-runtime", config), settings.guardrail_id, settings.guardrail_version))
-    return ScreeningService(PolicyStore(settings.policies_table, base, settings.tenant_cache_ttl_s), checks)
+    config = managed_client_config(settings.screening.managed_check_timeout_s)
+    if settings.screening.pii_action != "off":
+        checks.append(ComprehendPiiCheck(aws.client("comprehend", config), settings.screening.pii_language))
+    if settings.screening.guardrail_id:
+        checks.append(GuardrailCheck(aws.client("bedrock-runtime", config), settings.screening.guardrail_id, settings.screening.guardrail_version))
+    return ScreeningService(PolicyStore(settings.screening.policies_table, base, settings.tenants.cache_ttl_s), checks)
 
 
 def reset_services() -> None:

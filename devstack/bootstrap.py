@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 
 from chalicelib import aws
 from chalicelib.auth import TenantStore
-from chalicelib.config import RESOURCE_ENV_VARS, get_settings
+from chalicelib.config import RESOURCE_ENV_VARS, env_default, get_settings
 from stage.chalice import queue_settings
 
 TEMPLATE_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "deploy", "resources.json")
@@ -29,8 +29,7 @@ def load_template(path: str = TEMPLATE_PATH) -> dict[str, Any]:
 def physical_name(logical_id: str) -> str:
     """The resource name the app reads from its environment for this template resource."""
     env = _LOGICAL_TO_ENV[logical_id]
-    settings = get_settings()
-    return os.environ.get(env) or getattr(settings, env.lower())
+    return os.environ.get(env) or str(env_default(env))
 
 
 def create_table(dynamodb: Any, name: str, props: dict[str, Any]) -> None:
@@ -126,20 +125,20 @@ def create_workflow_and_batch(queue_url: str) -> None:
     definition = render_state_machine(local_substitutions(queue_url))
     role = local_role("crossover-local-states", "states.amazonaws.com")
     existing = {m["name"]: m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]}
-    if settings.state_machine_name in existing:
-        sfn.update_state_machine(stateMachineArn=existing[settings.state_machine_name], definition=definition)
+    if settings.jobs.state_machine_name in existing:
+        sfn.update_state_machine(stateMachineArn=existing[settings.jobs.state_machine_name], definition=definition)
     else:
-        sfn.create_state_machine(name=settings.state_machine_name, definition=definition, roleArn=role, type="STANDARD")
+        sfn.create_state_machine(name=settings.jobs.state_machine_name, definition=definition, roleArn=role, type="STANDARD")
     batch = boto3.client("batch")
-    environment_name = f"{settings.batch_job_queue}-local"
+    environment_name = f"{settings.jobs.batch_job_queue}-local"
     if not batch.describe_compute_environments(computeEnvironments=[environment_name])["computeEnvironments"]:
         batch.create_compute_environment(computeEnvironmentName=environment_name, type="UNMANAGED", state="ENABLED",
                                          serviceRole=local_role("crossover-local-batch", "batch.amazonaws.com"))
-    if not batch.describe_job_queues(jobQueues=[settings.batch_job_queue])["jobQueues"]:
-        batch.create_job_queue(jobQueueName=settings.batch_job_queue, state="ENABLED", priority=1,
+    if not batch.describe_job_queues(jobQueues=[settings.jobs.batch_job_queue])["jobQueues"]:
+        batch.create_job_queue(jobQueueName=settings.jobs.batch_job_queue, state="ENABLED", priority=1,
                                computeEnvironmentOrder=[{"order": 1, "computeEnvironment": environment_name}])
-    if not batch.describe_job_definitions(jobDefinitionName=settings.batch_job_definition, status="ACTIVE")["jobDefinitions"]:
-        batch.register_job_definition(jobDefinitionName=settings.batch_job_definition, type="container", containerProperties={
+    if not batch.describe_job_definitions(jobDefinitionName=settings.jobs.batch_job_definition, status="ACTIVE")["jobDefinitions"]:
+        batch.register_job_definition(jobDefinitionName=settings.jobs.batch_job_definition, type="container", containerProperties={
             "image": "crossover-worker:local", "command": ["python", "-m", "worker"],
             "resourceRequirements": [{"type": "VCPU", "value": "1"}, {"type": "MEMORY", "value": "2048"}],
         }, retryStrategy={"attempts": 1}, timeout={"attemptDurationSeconds": 21600})
@@ -148,7 +147,7 @@ def create_workflow_and_batch(queue_url: str) -> None:
 def notify_uploads(s3: Any, sqs: Any, bucket: str, queue_url: str) -> None:
     """S3 ObjectCreated under the incoming prefix -> the object-events queue (as the deploy template wires it)."""
     arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    prefix = get_settings().incoming_prefix
+    prefix = get_settings().storage.incoming_prefix
     s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={"QueueConfigurations": [{
         "QueueArn": arn, "Events": ["s3:ObjectCreated:*"], "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": prefix}]}}}]})
 
@@ -174,7 +173,7 @@ def bootstrap(tenants: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> 
         create_workflow_and_batch(queue_urls["JobStepsQueue"])
     if "ObjectEventsQueue" in queue_urls:
         notify_uploads(s3, sqs, physical_name("DataBucket"), queue_urls["ObjectEventsQueue"])
-    store = TenantStore(get_settings().tenants_table, 0, dynamodb)
+    store = TenantStore(get_settings().tenants.table, 0, dynamodb)
     for api_key, (tenant, roles) in (tenants or {}).items():
         store.put(tenant, api_key, roles)
 

@@ -24,7 +24,7 @@ def main() -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     pump = EventPump(handlers.sqs_handlers())
-    runner = LocalBatchRunner(settings.batch_job_queue, {
+    runner = LocalBatchRunner(settings.jobs.batch_job_queue, {
         "MODEL_ENDPOINT": os.environ.get("SELF_HOSTED_ENDPOINT", "http://127.0.0.1:8411"),
         "MODEL_NAME": os.environ.get("SELF_HOSTED_MODEL", "local.smollm2-135m-instruct"),
         "INSTANCE_TYPE": "local-cpu", "GPU_COUNT": "0", "CONCURRENCY": os.environ.get("WORKER_CONCURRENCY", "2"),
@@ -33,7 +33,7 @@ def main() -> None:
     threads = [threading.Thread(target=pump.run, args=(stop,), daemon=True), threading.Thread(target=runner.run, args=(stop,), daemon=True)]
     for thread in threads:
         thread.start()
-    print(f"local-events: pumping {sorted(handlers.sqs_handlers())}; running Batch jobs from {settings.batch_job_queue}", flush=True)
+    print(f"local-events: pumping {sorted(handlers.sqs_handlers())}; running Batch jobs from {settings.jobs.batch_job_queue}", flush=True)
     try:
         while not stop.wait(1):
             pass

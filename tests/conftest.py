@@ -179,7 +179,7 @@ def ledger_items() -> list[dict[str, Any]]:
 
     from chalicelib.config import get_settings
 
-    return boto3.client("dynamodb").scan(TableName=get_settings().ledger_table)["Items"]
+    return boto3.client("dynamodb").scan(TableName=get_settings().meter.ledger_table)["Items"]
 
 
 @pytest.fixture

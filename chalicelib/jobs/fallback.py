@@ -24,9 +24,9 @@ from .timing import fallback_chunk_size
 def chunk_size(settings: Any) -> int:
     """Items per fallback chunk: what fits the job-steps function (timing.fallback_chunk_size);
     FALLBACK_CHUNK_SIZE may only make it smaller."""
-    fits = fallback_chunk_size(settings.job_steps_timeout_s, settings.bedrock_read_timeout_s, settings.bedrock_max_attempts,
-                               settings.fallback_parallel_calls)
-    return min(fits, settings.fallback_chunk_size) if settings.fallback_chunk_size > 0 else fits
+    fits = fallback_chunk_size(settings.jobs.steps_timeout_s, settings.models.bedrock_read_timeout_s, settings.models.bedrock_max_attempts,
+                               settings.jobs.fallback_parallel_calls)
+    return min(fits, settings.jobs.fallback_chunk_size) if settings.jobs.fallback_chunk_size > 0 else fits
 
 
 def plan_chunks(items: int, size: int) -> list[dict[str, int]]:
@@ -46,7 +46,7 @@ class FallbackRunner:
 
     def read_rows(self, key: str) -> list[dict[str, Any]]:
         try:
-            text = storage.get_text(self.settings.data_bucket, key, self.settings.max_job_input_bytes * 4)
+            text = storage.get_text(self.settings.storage.data_bucket, key, self.settings.jobs.max_input_bytes * 4)
         except Exception as exc:
             if aws.error_code(exc) in ("NoSuchKey", "404"):
                 return []
@@ -60,7 +60,7 @@ class FallbackRunner:
         The chunk's totals, or None when Bedrock throttled (the rest wait for the workflow's retry)."""
         index = int(chunk["index"])
         settings = self.settings
-        prompts = read_prompts(storage.get_text(settings.data_bucket, job.input_key, settings.max_job_input_bytes))
+        prompts = read_prompts(storage.get_text(settings.storage.data_bucket, job.input_key, settings.jobs.max_input_bytes))
         wanted = [int(i) for i in chunk["items"]] if "items" in chunk else list(range(int(chunk["start"]), int(chunk["end"])))
         key = storage.tenant_key("results", job.tenant, job.job_id, f"fallback-chunk-{index:05d}.jsonl")
         done = {row["index"]: row for row in self.read_rows(key)}
@@ -76,8 +76,8 @@ class FallbackRunner:
     def _run_items(self, job: Job, trace_id: str, key: str, price: Any, prompts: dict[int, str], done: dict[int, dict[str, Any]]) -> bool:
         """Fill `done` with a row per item (output or error); True if Bedrock throttled."""
         backend = self.services.backends["bedrock"]
-        limits = AgentLimits(max_steps=1, max_cost_usd=Decimal(str(self.settings.max_request_cost_usd)),
-                             max_tokens=min(job.max_tokens, self.settings.max_output_tokens), tool_timeout_s=1)
+        limits = AgentLimits(max_steps=1, max_cost_usd=Decimal(str(self.settings.limits.max_request_cost_usd)),
+                             max_tokens=min(job.max_tokens, self.settings.limits.max_output_tokens), tool_timeout_s=1)
         lock, throttled = threading.Lock(), threading.Event()
 
         def run(item: int) -> None:
@@ -98,11 +98,11 @@ class FallbackRunner:
                 self._meter(job, f"{job.job_id}#fallback#{item}", result.usage, price_usage(result.usage, price), trace_id)
             with lock:
                 done[item] = row
-                storage.put_text(self.settings.data_bucket, key, storage.jsonl([done[i] for i in sorted(done)]),
-                                 self.settings.kms_key_id, job.tenant)
+                storage.put_text(self.settings.storage.data_bucket, key, storage.jsonl([done[i] for i in sorted(done)]),
+                                 self.settings.storage.kms_key_id, job.tenant)
 
         todo = [item for item in sorted(prompts) if item not in done]
-        with ThreadPoolExecutor(max_workers=max(1, self.settings.fallback_parallel_calls), thread_name_prefix="fallback") as pool:
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.jobs.fallback_parallel_calls), thread_name_prefix="fallback") as pool:
             list(pool.map(run, todo))
         return throttled.is_set()
 
@@ -128,7 +128,7 @@ class FallbackRunner:
             cost = cost + Decimal(job.gpu_cost_usd) if cost is not None and job.gpu_cost_usd is not None else None
             backend = "self_hosted"
         ordered = [rows[i] for i in sorted(rows)]
-        storage.put_text(self.settings.data_bucket, result_key, storage.jsonl(ordered), self.settings.kms_key_id, job.tenant)
+        storage.put_text(self.settings.storage.data_bucket, result_key, storage.jsonl(ordered), self.settings.storage.kms_key_id, job.tenant)
         failed = [row["index"] for row in ordered if "error" in row]
         return ({"backend": backend, "result_key": result_key, "usage": usage, "cost_usd": float(cost) if cost is not None else None},
                 {"count": len(failed), "indexes": failed[:1000]})

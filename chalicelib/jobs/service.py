@@ -54,8 +54,8 @@ class JobService:
     def submit(self, tenant: Tenant, request: JobRequest, trace_id: str, idempotency_key: str | None = None,
                source: str = "api") -> dict[str, Any]:
         settings = self.settings
-        prompts = request.input.prompts if request.input else prompts_from_uri(tenant.tenant, request.input_uri or "", settings.data_bucket,
-                                                                               settings.max_job_input_bytes)
+        prompts = request.input.prompts if request.input else prompts_from_uri(tenant.tenant, request.input_uri or "", settings.storage.data_bucket,
+                                                                               settings.jobs.max_input_bytes)
         for index, prompt in enumerate(prompts):
             self.services.screening.require_allowed(prompt, tenant.tenant, trace_id, f"jobs.item[{index}]")
         if request.system:
@@ -69,11 +69,11 @@ class JobService:
                 self._start_execution(existing)
             return JobAccepted(job_id=job_id, status=existing.status).model_dump()
         input_key = storage.tenant_key("inputs", tenant.tenant, job_id, "input.jsonl")
-        storage.put_text(settings.data_bucket, input_key, storage.jsonl([{"prompt": p} for p in prompts]), settings.kms_key_id, tenant.tenant)
+        storage.put_text(settings.storage.data_bucket, input_key, storage.jsonl([{"prompt": p} for p in prompts]), settings.storage.kms_key_id, tenant.tenant)
         route = self.services.router.route_job(tenant.tenant, trace_id)  # bedrock mode: straight to the Bedrock path
         created = now_iso()
         job = Job(job_id=job_id, tenant=tenant.tenant, status=JobStatus.QUEUED, kind=request.kind, items=len(prompts),
-                  model=request.model or settings.default_model, system=request.system or "", max_tokens=request.max_tokens,
+                  model=request.model or settings.models.default_model, system=request.system or "", max_tokens=request.max_tokens,
                   fallback=request.fallback, route=route.backend, input_key=input_key, trace_id=trace_id, source=source,
                   created_at=created, updated_at=created)
         if not self.store.create(job):  # a concurrent duplicate won the race
@@ -107,7 +107,7 @@ class JobService:
         result_url = None
         # A job failed for its failed items still has a result: every item, with its output or error.
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED) and job.result_key:
-            result_url = storage.presigned_get(self.settings.data_bucket, job.result_key, self.settings.presign_ttl_s)
+            result_url = storage.presigned_get(self.settings.storage.data_bucket, job.result_key, self.settings.storage.presign_ttl_s)
         return JobView(
             job_id=job.job_id, status=job.status, kind=job.kind, backend=job.backend, created_at=job.created_at, updated_at=job.updated_at,
             items=job.items, usage=job.usage, cost_usd=job.cost_usd, gpu_seconds=job.gpu_seconds, failed_items=job.failed_items,
@@ -140,6 +140,6 @@ class JobService:
 
 def job_service(services: Services) -> JobService:
     settings = services.settings
-    return JobService(services, JobStore(settings.jobs_table),
-                      StepFunctionsWorkflow(settings.state_machine_arn, settings.state_machine_name, settings.job_steps_queue),
-                      AwsBatch(settings.batch_job_queue, settings.batch_job_definition))
+    return JobService(services, JobStore(settings.jobs.table),
+                      StepFunctionsWorkflow(settings.jobs.state_machine_arn, settings.jobs.state_machine_name, settings.jobs.steps_queue),
+                      AwsBatch(settings.jobs.batch_job_queue, settings.jobs.batch_job_definition))

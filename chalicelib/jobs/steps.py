@@ -105,10 +105,10 @@ class JobSteps:
         settings = self.settings
         environment = protocol.to_env(protocol.WorkerJob(
             job_id=job.job_id, tenant=job.tenant, task_token=message.task_token, trace_id=message.trace_id,
-            bucket=settings.data_bucket, input_key=job.input_key,
+            bucket=settings.storage.data_bucket, input_key=job.input_key,
             result_key=storage.tenant_key("results", job.tenant, job.job_id, "output.jsonl"),
             checkpoint_key=storage.tenant_key("results", job.tenant, job.job_id, "checkpoint.jsonl"),
-            max_tokens=job.max_tokens, system_prompt=job.system, kms_key_id=settings.kms_key_id))
+            max_tokens=job.max_tokens, system_prompt=job.system, kms_key_id=settings.storage.kms_key_id))
         batch_job_id = self.batch.submit(f"crossover-{job.job_id}", environment, {"crossover:tenant": job.tenant, "crossover:job": job.job_id})
         try:
             self.store.transition(job.job_id, job.status, JobStatus.RUNNING, backend="self_hosted", batch_job_id=batch_job_id,
@@ -181,11 +181,11 @@ class JobSteps:
 
     def _finish(self, job: Job, message: StepMessage, fields: dict[str, Any], failed: dict[str, Any]) -> None:
         """SUCCEEDED, or FAILED (Job.ItemsFailed) when too many items failed; the result stays readable either way."""
-        status = JobStatus(job_outcome(job.items, int(failed["count"]), self.settings.job_max_failed_fraction))
+        status = JobStatus(job_outcome(job.items, int(failed["count"]), self.settings.jobs.max_failed_fraction))
         fields = {**fields, "failed_items": failed}
         if status == JobStatus.FAILED:
             fields["error"] = {"code": protocol.JOB_ITEMS_FAILED, "message": f"{failed['count']} of {job.items} items failed "
-                                                                             f"(JOB_MAX_FAILED_FRACTION {self.settings.job_max_failed_fraction})"}
+                                                                             f"(JOB_MAX_FAILED_FRACTION {self.settings.jobs.max_failed_fraction})"}
         self.store.transition(job.job_id, job.status, status, **fields)
         if status == JobStatus.FAILED:
             metrics.add_metric(name="JobsFailed", unit="Count", value=1)
@@ -258,7 +258,7 @@ class JobSteps:
         job = self.store.get(name[len("crossover-"):])
         if job and detail.get("jobId"):  # its attempts cost GPU time whether or not the workflow still waits on it
             meter_gpu_attempts(self.services.meter.record, self.services.catalog, self.batch, meter_job(job), str(detail["jobId"]),
-                               self.settings.self_hosted_model, job.trace_id, description=detail)
+                               self.settings.models.self_hosted_model, job.trace_id, description=detail)
         if not job or job.batch_job_id != detail.get("jobId") or not job.task_token:
             return "ignored"  # an older attempt, or not ours
         reason = str(detail.get("statusReason") or "Batch job failed")

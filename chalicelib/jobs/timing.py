@@ -49,9 +49,9 @@ def gpu_timeouts(heartbeat_s: int, watch_interval_s: int, capacity_timeout_s: in
 def runtime_gpu_timeouts(settings: Any) -> GpuTimeouts:
     """The clocks for running code: settings that `make package` would refuse are clipped into order
     (tests and the local stack shorten the heartbeat to seconds)."""
-    heartbeat = settings.job_heartbeat_s
-    return gpu_timeouts(heartbeat, max(1, min(settings.job_watch_interval_s, heartbeat // 2)),
-                        max(settings.job_capacity_timeout_s, heartbeat), settings.job_gpu_timeout_s)
+    heartbeat = settings.jobs.heartbeat_s
+    return gpu_timeouts(heartbeat, max(1, min(settings.jobs.watch_interval_s, heartbeat // 2)),
+                        max(settings.jobs.capacity_timeout_s, heartbeat), settings.jobs.gpu_timeout_s)
 
 
 def per_call_worst_s(read_timeout_s: float, attempts: int, connect_timeout_s: float = 5.0) -> float:

@@ -51,12 +51,16 @@ def agent_services(services: Services, agent: AgentDefinition) -> Services:
     """The services one agent's request runs with: lowered limits, its model as the default, its screening."""
     settings = services.settings
     limits = agent.limits
+    ceiling = settings.limits
     lowered = dataclasses.replace(
         settings,
-        default_model=agent.model or settings.default_model,
-        max_agent_steps=min(limits.max_steps or settings.max_agent_steps, settings.max_agent_steps),
-        max_request_cost_usd=min(limits.max_cost_usd or settings.max_request_cost_usd, settings.max_request_cost_usd),
-        max_output_tokens=min(limits.max_tokens or settings.max_output_tokens, settings.max_output_tokens),
+        models=dataclasses.replace(settings.models, default_model=agent.model or settings.models.default_model),
+        limits=dataclasses.replace(
+            ceiling,
+            max_agent_steps=min(limits.max_steps or ceiling.max_agent_steps, ceiling.max_agent_steps),
+            max_request_cost_usd=min(limits.max_cost_usd or ceiling.max_request_cost_usd, ceiling.max_request_cost_usd),
+            max_output_tokens=min(limits.max_tokens or ceiling.max_output_tokens, ceiling.max_output_tokens),
+        ),
     )
     screening = ScreeningService(_AgentPolicies(services.screening.policies, agent.screening), services.screening.checks)  # type: ignore[arg-type]
     return dataclasses.replace(services, settings=lowered, screening=screening)

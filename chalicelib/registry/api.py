@@ -29,7 +29,7 @@ def _name(request: ApiRequest) -> str:
 
 def _mutate(services: Services, request: ApiRequest, tenant: Tenant, scope: str, payload: Any, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """Run a mutation once per Idempotency-Key (a replay returns the first answer)."""
-    return run_once(services.settings.idempotency_table, services.settings.idempotency_ttl_s, f"{scope}#{tenant.tenant}",
+    return run_once(services.settings.idempotency.table, services.settings.idempotency.ttl_s, f"{scope}#{tenant.tenant}",
                     request.headers.get(IDEMPOTENCY_HEADER), payload, work)
 
 

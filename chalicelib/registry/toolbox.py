@@ -166,7 +166,7 @@ class ToolClients:
 
 
 def network_policy(settings: Settings) -> NetworkPolicy:
-    return NetworkPolicy.from_settings(settings.tool_allow_http, settings.tool_network_allowlist)
+    return NetworkPolicy.from_settings(settings.registry.tool_allow_http, settings.registry.tool_network_allowlist)
 
 
 def load_registered(store: RegistryStore, settings: Settings, clients: ToolClients, tenant: str, names: list[str],
@@ -182,7 +182,7 @@ def load_registered(store: RegistryStore, settings: Settings, clients: ToolClien
         definition = definition_from(record)
         if isinstance(definition.target, McpTarget):
             import mcp.client.streamable_http  # noqa: F401  (a second or more on a cold start: not inside the tool's timeout)
-        context = CallContext(tenant=tenant, timeout_s=min(definition.timeout_s, settings.tool_timeout_s),
+        context = CallContext(tenant=tenant, timeout_s=min(definition.timeout_s, settings.limits.tool_timeout_s),
                               max_bytes=definition.max_result_bytes, network=network_policy(settings),
                               lambda_client=clients.lambda_client, secret=clients.secret)
         found[name] = RegisteredTool(name, definition, context, trace_id)

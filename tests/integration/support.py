@@ -18,14 +18,14 @@ def job_record(job_id: str) -> dict[str, Any] | None:
     from chalicelib.jobs.store import JobStore
     from chalicelib.services import get_services
 
-    job = JobStore(get_services().settings.jobs_table).get(job_id)
+    job = JobStore(get_services().settings.jobs.table).get(job_id)
     return job.model_dump(mode="json") if job else None
 
 
 def batch_jobs_for(job_id: str) -> list[str]:
     from chalicelib.services import get_services
 
-    batch, queue = boto3.client("batch"), get_services().settings.batch_job_queue
+    batch, queue = boto3.client("batch"), get_services().settings.jobs.batch_job_queue
     ids = set()
     for status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED"):
         ids.update(j["jobId"] for j in batch.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"] if j["jobName"] == f"crossover-{job_id}")
@@ -56,7 +56,7 @@ def execution_status(job_id: str) -> str:
 def result_rows(record):
     from chalicelib.services import get_services
 
-    body = boto3.client("s3").get_object(Bucket=get_services().settings.data_bucket, Key=record["result_key"])["Body"].read()
+    body = boto3.client("s3").get_object(Bucket=get_services().settings.storage.data_bucket, Key=record["result_key"])["Body"].read()
     return [json.loads(line) for line in body.decode().splitlines()]
 
 
@@ -102,7 +102,7 @@ def request(tenant, prompt, reply_to=None, kind="invoke"):
 def event_outcome(services, event_id):
     from chalicelib.events import EventOutcomes
 
-    return EventOutcomes(services.settings.events_table).get(event_id)
+    return EventOutcomes(services.settings.events.table).get(event_id)
 
 
 def capture(calls: list[dict[str, Any]]) -> Any:

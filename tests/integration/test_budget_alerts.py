@@ -40,7 +40,7 @@ def topic(aws):
 def budgets_with_alerts(topic_arn: str) -> Budgets:
     from chalicelib.services import get_services
 
-    table = get_services().settings.budgets_table
+    table = get_services().settings.meter.budgets_table
     dynamodb = AtomicCalls(boto3.client("dynamodb"))  # concurrent requests below: moto must serialise each call as DynamoDB does
     return Budgets(table, dynamodb, alerts=BudgetAlerts(table, AlertsConfig(topic_arn), dynamodb))
 
@@ -93,7 +93,7 @@ def test_a_failed_publish_is_retried_by_the_next_request(topic, monkeypatch):
     arn, received = topic
     from chalicelib.services import get_services
 
-    table = get_services().settings.budgets_table
+    table = get_services().settings.meter.budgets_table
     sns = boto3.client("sns")
     calls = {"n": 0}
     real_publish = sns.publish
@@ -116,7 +116,7 @@ def test_a_failed_publish_is_retried_by_the_next_request(topic, monkeypatch):
 def test_alerts_are_off_without_a_topic(aws):
     from chalicelib.services import get_services
 
-    table = get_services().settings.budgets_table
+    table = get_services().settings.meter.budgets_table
     budgets = Budgets(table, alerts=BudgetAlerts(table, AlertsConfig("")))
     budgets.set_limit("acme", Decimal("1"))
     budgets.settle(budgets.reserve("acme", Decimal("0.9")), Decimal("0.9"))  # no SNS call, no error

@@ -165,7 +165,7 @@ def test_delete_erases_every_turn_and_tool_result(client, bedrock):
     bedrock.add_response("converse", converse_text("Sunny."))
     conversation_id = post_json(client, "/v1/invoke", {"prompt": "Weather?", "store": True, "tools": [WEATHER]}).json_body["conversation"]["conversation_id"]
     post_json(client, "/v1/invoke", {"conversation_id": conversation_id, "tool_results": [{"tool_use_id": "call-1", "content": "secret-ish result"}]})
-    table = get_settings().conversations_table
+    table = get_settings().conversations.table
     assert len(boto3.client("dynamodb").scan(TableName=table)["Items"]) == 3
     deleted = client.http.delete(f"/v1/conversations/{conversation_id}", headers={"x-api-key": DEV_KEY, "Idempotency-Key": "del-1"})
     assert deleted.status_code == 200 and deleted.json_body == {"conversation_id": conversation_id, "deleted": True}

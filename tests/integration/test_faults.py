@@ -30,7 +30,7 @@ def spilled_messages():
     from chalicelib.services import get_services
 
     sqs = boto3.client("sqs")
-    url = sqs.get_queue_url(QueueName=get_services().settings.meter_spill_queue)["QueueUrl"]
+    url = sqs.get_queue_url(QueueName=get_services().settings.meter.spill_queue)["QueueUrl"]
     return sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
 
 
@@ -108,7 +108,7 @@ def test_job_input_write_failure_is_a_503_and_a_retry_with_the_key_creates_one_j
     assert slow.attempts == 3
     assert refused.status_code == 503 and refused.headers["Retry-After"] == "2"
     assert refused.json_body["error"]["code"] == "service_unavailable" and set(refused.json_body["error"]) == {"code", "message", "details"}
-    jobs_table = get_services().settings.jobs_table
+    jobs_table = get_services().settings.jobs.table
     assert boto3.client("dynamodb").scan(TableName=jobs_table)["Items"] == []  # nothing half-made
 
     accepted = post_json(client, "/v1/jobs", body, **{"Idempotency-Key": "upload-1"})
@@ -126,7 +126,7 @@ def test_workflow_start_failure_is_finished_by_the_retry(few_retries, client):
     accepted = post_json(client, "/v1/jobs", body, **{"Idempotency-Key": "start-1"})
     assert accepted.status_code == 202, accepted.body
     sfn = boto3.client("stepfunctions")
-    machine = get_services().settings.state_machine_arn or sfn.list_state_machines()["stateMachines"][0]["stateMachineArn"]
+    machine = get_services().settings.jobs.state_machine_arn or sfn.list_state_machines()["stateMachines"][0]["stateMachineArn"]
     executions = sfn.list_executions(stateMachineArn=machine)["executions"]
     assert [execution["name"] for execution in executions] == [accepted.json_body["job_id"]]
 

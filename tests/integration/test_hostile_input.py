@@ -76,10 +76,10 @@ def test_hostile_s3_objects_are_rejected_with_a_reason_never_raised(services, da
 
     assume(folder == "jobs" or not is_valid_invoke(data))  # a real question would go to Bedrock: not this test's concern
     key = f"incoming/dev/{folder}/fuzz-{next(_ids)}.json"
-    bucket = services.settings.data_bucket
+    bucket = services.settings.storage.data_bucket
     boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=data)
     status = EventProcessor(services).object_created(bucket, key, None, "etag", "Root=1-00000000-000000000000000000000000")
-    [outcome] = boto3.client("dynamodb").scan(TableName=services.settings.events_table, FilterExpression="#s = :s",
+    [outcome] = boto3.client("dynamodb").scan(TableName=services.settings.events.table, FilterExpression="#s = :s",
                                               ExpressionAttributeNames={"#s": "source"},
                                               ExpressionAttributeValues={":s": {"S": f"s3://{bucket}/{key}"}})["Items"]
     assert outcome["status"]["S"] == status
@@ -99,14 +99,14 @@ def test_a_poison_request_message_reaches_the_dlq_with_its_recorded_error(servic
     from devstack.event_pump import EventPump
 
     sqs = boto3.client("sqs")
-    url = sqs.get_queue_url(QueueName=services.settings.requests_queue)["QueueUrl"]
+    url = sqs.get_queue_url(QueueName=services.settings.events.requests_queue)["QueueUrl"]
     policy = json.loads(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"]["RedrivePolicy"])
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": json.dumps({**policy, "maxReceiveCount": "1"})})
     sqs.send_message(QueueUrl=url, MessageBody='{"type": "invoke", "tenant": "dev", "request": {"max_tokens": 1' + "0" * 5000 + "}}")
-    pump = EventPump({services.settings.requests_queue: handlers.requests})
+    pump = EventPump({services.settings.events.requests_queue: handlers.requests})
     deadline, dead = time.monotonic() + 15, []
     while time.monotonic() < deadline and not dead:
         pump.poll_once()
         time.sleep(1.1)
-        dead = list_dead_letters(services.settings.requests_queue, services.settings.events_table)
+        dead = list_dead_letters(services.settings.events.requests_queue, services.settings.events.table)
     assert len(dead) == 1 and dead[0]["reason"] == "invalid_message" and "too many digits" in dead[0]["error"]

@@ -175,7 +175,7 @@ def test_an_in_progress_key_expires_with_the_invocation_not_the_ttl(client, monk
     seen = {}
 
     def look_at_the_record(services, tenant, body, trace_id, request_id, deadline=None):
-        [item] = boto3.client("dynamodb").scan(TableName=get_services().settings.idempotency_table)["Items"]
+        [item] = boto3.client("dynamodb").scan(TableName=get_services().settings.idempotency.table)["Items"]
         seen.update(status=item["status"]["S"], expires_ms=int(item["in_progress_expiration"]["N"]))
         return {"output": "ok", "model": "m"}
 

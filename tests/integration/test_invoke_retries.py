@@ -31,7 +31,7 @@ def test_throttling_then_success_is_retried_by_botocore_and_billed_once(client, 
 def test_throttling_storm_exhausts_retries_and_answers_429(client, fake_bedrock):
     from chalicelib.config import get_settings
 
-    attempts = get_settings().bedrock_max_attempts
+    attempts = get_settings().models.bedrock_max_attempts
     fake_bedrock.script.extend([error_answer(429, "ThrottlingException")] * attempts)
     fake_bedrock.script.append(text_answer("never reached"))
     response = post_json(client, "/v1/invoke", {"prompt": "hello"})

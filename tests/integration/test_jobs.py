@@ -26,7 +26,7 @@ def test_gpu_path_succeeds_with_results_usage_and_metering(jobs_client, pump):
     assert [row["index"] for row in rows] == [0, 1, 2] and all(row["output"] == "from the GPU" for row in rows)
     from chalicelib.services import get_services
 
-    head = boto3.client("s3").head_object(Bucket=get_services().settings.data_bucket, Key=record["result_key"])
+    head = boto3.client("s3").head_object(Bucket=get_services().settings.storage.data_bucket, Key=record["result_key"])
     assert head["Metadata"]["trace-id"] == record["trace_id"]  # the trace id reached the result
     [ledger] = [row for row in ledger_items() if row["request_id"]["S"].startswith(f"{job_id}#gpu#")]
     assert ledger["backend"]["S"] == "self_hosted" and float(ledger["gpu_seconds"]["N"]) > 0
@@ -141,7 +141,7 @@ def test_job_inputs_are_validated_and_screened(jobs_client):
 def test_input_uri_in_the_tenants_prefix_is_accepted(jobs_client, pump):
     from chalicelib.services import get_services
 
-    bucket = get_services().settings.data_bucket
+    bucket = get_services().settings.storage.data_bucket
     boto3.client("s3").put_object(Bucket=bucket, Key="inputs/dev/batch.jsonl", Body=b'{"prompt": "p1"}\n{"prompt": "p2"}\n')
     response = post_json(jobs_client, "/v1/jobs", {"input_uri": f"s3://{bucket}/inputs/dev/batch.jsonl"})
     assert response.status_code == 202

@@ -35,7 +35,7 @@ def test_concurrent_writes_sum_exactly_and_replays_do_not_double_count(aws):
 
     services = get_services()
     settings = services.settings
-    ledger = Ledger(settings.ledger_table, settings.aggregates_table, settings.meter_shards, AtomicCalls(boto3.client("dynamodb")))
+    ledger = Ledger(settings.meter.ledger_table, settings.meter.aggregates_table, settings.meter.shards, AtomicCalls(boto3.client("dynamodb")))
     ids = [f"req-{i}" for i in range(200)]
     with ThreadPoolExecutor(max_workers=16) as pool:
         first = list(pool.map(lambda rid: ledger.record(entry(rid)), ids + ids[:50]))
@@ -63,7 +63,7 @@ def test_budget_reservations_under_concurrency_never_exceed_the_budget(aws):
     from chalicelib.meter.budgets import Budgets
     from chalicelib.services import get_services
 
-    budgets = Budgets(get_services().settings.budgets_table, AtomicCalls(boto3.client("dynamodb")))
+    budgets = Budgets(get_services().settings.meter.budgets_table, AtomicCalls(boto3.client("dynamodb")))
     budgets.set_limit("dev", Decimal("1.00"))
     granted, refused = [], []
     lock = threading.Lock()
@@ -191,7 +191,7 @@ def test_zero_cost_calls_accumulate_on_one_aggregate(aws):
     from chalicelib.services import get_services
 
     settings = get_services().settings
-    ledger = Ledger(settings.ledger_table, settings.aggregates_table, shards=1)
+    ledger = Ledger(settings.meter.ledger_table, settings.meter.aggregates_table, shards=1)
     for i in range(4):
         assert ledger.record(entry(f"zero-{i}", cost="0E-8"))
     day = datetime.now(timezone.utc).date().isoformat()

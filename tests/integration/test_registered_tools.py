@@ -348,7 +348,7 @@ def test_an_uploaded_invoke_may_use_the_tenants_registered_tool(aws):
 
     services = get_services()
     services.registry.put("dev", "tool", "lookup", LAMBDA_TOOL)
-    bucket = services.settings.data_bucket
+    bucket = services.settings.storage.data_bucket
     boto3.client("s3").put_object(Bucket=bucket, Key="incoming/dev/invoke/q.json",
                                   Body=json.dumps({"prompt": "Where is order 5550123?", "tools": ["lookup"]}).encode())
     with Stubber(services.backends["bedrock"]._client) as model, lambda_stub() as function:

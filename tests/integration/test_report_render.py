@@ -24,7 +24,7 @@ from chalicelib.meter.charts import daily_chart_data, legend_rows
 from chalicelib.meter.render import render_html
 from chalicelib.meter.report import build_report
 
-CATALOG = load_catalog(get_settings().price_catalog_path)
+CATALOG = load_catalog(get_settings().meter.price_catalog_path)
 TODAY = date(2026, 12, 3)
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 

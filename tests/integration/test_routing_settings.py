@@ -27,7 +27,7 @@ def test_a_mode_stored_by_an_older_version_in_the_policies_table_still_routes_af
 
     from chalicelib.services import get_services
 
-    policies = get_services().settings.policies_table
+    policies = get_services().settings.screening.policies_table
     boto3.client("dynamodb").put_item(TableName=policies, Item={"tenant": {"S": "dev"}, "routing_mode": {"S": "self_hosted"},
                                                                  "block_threshold": {"N": "0.6"}})
     assert cli(capsys, "routing", "migrate") == {"migrated": {"dev": "self_hosted"}}

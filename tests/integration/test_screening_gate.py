@@ -31,7 +31,7 @@ def event_entry_points(services, text):
     from chalicelib.events import EventProcessor
 
     processor = EventProcessor(services)
-    bucket = services.settings.data_bucket
+    bucket = services.settings.storage.data_bucket
     s3 = boto3.client("s3")
     record_sent({"prompt": text})
     s3.put_object(Bucket=bucket, Key="incoming/dev/invoke/q.json", Body=json.dumps({"prompt": text}).encode())

@@ -13,7 +13,7 @@ from tests.conftest import DEV_KEY, OPS_KEY, OTHER_KEY, converse_text, post_json
 def test_api_keys_are_stored_only_as_digests(client):
     from chalicelib.services import get_services
 
-    items = boto3.client("dynamodb").scan(TableName=get_services().settings.tenants_table)["Items"]
+    items = boto3.client("dynamodb").scan(TableName=get_services().settings.tenants.table)["Items"]
     stored = json.dumps(items)
     for key in (DEV_KEY, OPS_KEY, OTHER_KEY):
         assert key not in stored

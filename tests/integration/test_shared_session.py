@@ -32,6 +32,6 @@ def test_all_clients_share_one_session_and_idempotency_writes_through_our_client
     assert answered.status_code == 200 and submitted.status_code == 202, (answered.body, submitted.body)
     assert len(aws._clients) >= 4, list(aws._clients)  # dynamodb, bedrock-runtime, s3, stepfunctions at least
     assert len(created) == 1, f"{len(created)} botocore sessions for {sorted(k[0] for k in aws._clients)}"
-    assert services.settings.idempotency_table in idempotency_writes  # Powertools wrote through aws.client("dynamodb")
+    assert services.settings.idempotency.table in idempotency_writes  # Powertools wrote through aws.client("dynamodb")
     sessions = {id(c._request_signer._credentials) for c in aws._clients.values()}  # one credential chain resolved once
     assert len(sessions) == 1

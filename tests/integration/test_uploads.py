@@ -93,12 +93,12 @@ def test_upload_lands_under_the_tenants_prefix_and_its_event_bills_that_tenant(j
 
     uploaded = post_form(form, json.dumps({"prompt": "What is 17 * 23?"}).encode())
     assert uploaded.status_code == 204, uploaded.text
-    bucket = services.settings.data_bucket
+    bucket = services.settings.storage.data_bucket
     head = boto3.client("s3").head_object(Bucket=bucket, Key=form["key"])
     assert head["Metadata"]["crossover-kind"] == "invoke"
 
     sqs = boto3.client("sqs")
-    notes = [m for m in sqs.receive_message(QueueUrl=queue_url(services.settings.object_events_queue), MaxNumberOfMessages=10)["Messages"]
+    notes = [m for m in sqs.receive_message(QueueUrl=queue_url(services.settings.events.object_events_queue), MaxNumberOfMessages=10)["Messages"]
              if form["key"].split("/")[2] in m["Body"]]
     assert len(notes) == 1
     with Stubber(services.backends["bedrock"]._client) as stub:
@@ -121,10 +121,10 @@ def test_the_form_pins_key_size_kind_encryption_and_a_short_expiry(jobs_client):
     assert not any(isinstance(c, list) and c[0] == "starts-with" for c in conditions)
     assert ["content-length-range", 1, 1000] in conditions
     assert {"x-amz-meta-crossover-kind": "job"} in conditions and {"Content-Type": "application/x-ndjson"} in conditions
-    assert {"bucket": get_services().settings.data_bucket} in conditions
+    assert {"bucket": get_services().settings.storage.data_bucket} in conditions
     assert any("x-amz-server-side-encryption" in c for c in conditions if isinstance(c, dict))
     expires = datetime.fromisoformat(policy["expiration"].replace("Z", "+00:00"))
-    assert 0 < (expires - datetime.now(timezone.utc)).total_seconds() <= get_services().settings.presign_ttl_s
+    assert 0 < (expires - datetime.now(timezone.utc)).total_seconds() <= get_services().settings.storage.presign_ttl_s
     assert s3_admits(policy, form["fields"], 500)
     assert not s3_admits(policy, form["fields"], 1001)  # too large
     assert not s3_admits(policy, form["fields"], 0)  # empty

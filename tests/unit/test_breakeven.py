@@ -22,7 +22,7 @@ from chalicelib.meter.planning import FleetConfig, Scenario, analyse, fleet_shap
 from chalicelib.core import Usage
 from chalicelib.meter.pricing import price_usage
 
-CATALOG = load_catalog(get_settings().price_catalog_path)
+CATALOG = load_catalog(get_settings().meter.price_catalog_path)
 SONNET = CATALOG.token_price("anthropic.claude-3-sonnet-20240229-v1:0")
 HAIKU = CATALOG.token_price("anthropic.claude-3-5-haiku-20241022-v1:0")
 G7E = CATALOG.gpu_instances["ml.g7e.2xlarge"]

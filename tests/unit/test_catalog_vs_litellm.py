@@ -21,7 +21,7 @@ from chalicelib.config import get_settings
 from chalicelib.meter.catalog import load_catalog
 from chalicelib.meter.pricing import effective_rates
 
-CATALOG = load_catalog(get_settings().price_catalog_path)
+CATALOG = load_catalog(get_settings().meter.price_catalog_path)
 DATA = Path(__file__).parent.parent / "data"
 SNAPSHOT = json.loads((DATA / "litellm_bedrock_prices.json").read_text())["models"]
 EC2 = json.loads((DATA / "ec2_gpu_prices.json").read_text())["instances"]

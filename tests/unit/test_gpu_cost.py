@@ -18,7 +18,7 @@ from chalicelib.meter.gpu_cost import (
 )
 from chalicelib.core import Usage
 
-CATALOG = load_catalog(get_settings().price_catalog_path)
+CATALOG = load_catalog(get_settings().meter.price_catalog_path)
 JOB = {"job_id": "job-abc", "tenant": "acme", "trace_id": "Root=1-abc"}
 SPOT_CI = "arn:aws:ecs:us-east-1:123456789012:container-instance/crossover-gpu-spot/aaaa1111"
 OD_CI = "arn:aws:ecs:us-east-1:123456789012:container-instance/crossover-gpu-od/bbbb2222"

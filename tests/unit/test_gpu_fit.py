@@ -97,7 +97,7 @@ def test_sagemaker_prices_and_hardware_agree_on_gpu_counts(catalog):
     from chalicelib.config import get_settings
     from chalicelib.meter.catalog import load_catalog as load_prices
 
-    prices = load_prices(get_settings().price_catalog_path)
+    prices = load_prices(get_settings().meter.price_catalog_path)
     for name, priced in prices.gpu_instances.items():
         if name in catalog.instances:
             assert priced.gpus == catalog.instances[name].gpus, name

@@ -22,7 +22,7 @@ from chalicelib.jobs.workflow import InMemoryWorkflow
 from chalicelib.meter.catalog import load_catalog
 
 SETTINGS = get_settings()
-CATALOG = load_catalog(SETTINGS.price_catalog_path)
+CATALOG = load_catalog(SETTINGS.meter.price_catalog_path)
 
 
 class World(SimpleNamespace):
@@ -146,7 +146,7 @@ def test_the_capacity_watch_gives_up_after_the_capacity_timeout(world: World) ->
     world.steps.run_step(step("submit_batch"))
     job = world.store.get("job-1")
     world.batch.jobs[job.batch_job_id]["status"] = "RUNNABLE"  # type: ignore[index, union-attr]
-    world.store.update("job-1", {"batch_submitted_at": time.time() - SETTINGS.job_capacity_timeout_s - 1})
+    world.store.update("job-1", {"batch_submitted_at": time.time() - SETTINGS.jobs.capacity_timeout_s - 1})
     world.steps.run_step(StepMessage.model_validate(world.workflow.steps[0][0]))
     assert world.workflow.answers["tok-1"][1][0] == protocol.BATCH_NO_CAPACITY
     assert job.batch_job_id in world.batch.terminated  # type: ignore[union-attr]

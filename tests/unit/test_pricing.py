@@ -10,7 +10,7 @@ from chalicelib.meter.catalog import base_model_id, load_catalog
 from chalicelib.core import Usage
 from chalicelib.meter.pricing import price_usage
 
-CATALOG = load_catalog(get_settings().price_catalog_path)
+CATALOG = load_catalog(get_settings().meter.price_catalog_path)
 
 
 def test_sonnet_input_and_output_are_priced_apart():
@@ -95,14 +95,14 @@ def test_application_inference_profiles_resolve_through_configuration(monkeypatc
     arn = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6"
     assert CATALOG.token_price(arn) is None  # unconfigured: unpriced, never guessed
     monkeypatch.setenv("BEDROCK_APPLICATION_PROFILES", json.dumps({arn: "global." + SONNET_45}))
-    configured = load_catalog.__wrapped__(get_settings().price_catalog_path)
+    configured = load_catalog.__wrapped__(get_settings().meter.price_catalog_path)
     assert configured.token_price(arn).input_per_mtok == Decimal("3.00")
     assert configured.resolve(arn) == SONNET_45
 
 
 def test_bad_application_profile_configuration_is_refused():
     with pytest.raises(ValueError, match="BEDROCK_APPLICATION_PROFILES"):
-        load_catalog.__wrapped__(get_settings().price_catalog_path, '["not", "a", "map"]')
+        load_catalog.__wrapped__(get_settings().meter.price_catalog_path, '["not", "a", "map"]')
 
 
 def test_every_catalog_entry_names_source_and_date():
@@ -155,7 +155,7 @@ def test_in_region_calls_take_the_regions_own_price(model_id, region, expected):
 @pytest.mark.parametrize(("region", "g5_xlarge"), [("us-east-1", "1.006"), ("eu-west-1", "1.123"), ("ap-southeast-2", "1.308")])
 def test_gpu_prices_follow_the_deployments_region(monkeypatch, region, g5_xlarge):
     monkeypatch.setenv("AWS_REGION", region)
-    catalog = load_catalog.__wrapped__(get_settings().price_catalog_path, "")
+    catalog = load_catalog.__wrapped__(get_settings().meter.price_catalog_path, "")
     g5 = catalog.gpu_instances["g5.xlarge"]
     assert g5.on_demand_per_hour == Decimal(g5_xlarge)
     assert g5.spot_per_hour == Decimal(g5_xlarge) * (1 - catalog.fleet.spot_discount_estimate)  # the estimate follows

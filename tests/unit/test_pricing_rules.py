@@ -131,7 +131,7 @@ def test_a_calls_cost_matches_litellms_per_token_formula_on_its_own_price_map():
     from chalicelib.meter.catalog import load_catalog
     from chalicelib.meter.pricing import effective_rates
 
-    catalog = load_catalog(get_settings().price_catalog_path)
+    catalog = load_catalog(get_settings().meter.price_catalog_path)
     snapshot = json.loads((Path(__file__).parent.parent / "data" / "litellm_bedrock_prices.json").read_text())["models"]
     fields = {"input_tokens": "input_cost_per_token", "output_tokens": "output_cost_per_token",
               "cache_read_tokens": "cache_read_input_token_cost", "cache_write_tokens": "cache_creation_input_token_cost"}

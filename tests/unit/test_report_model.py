@@ -15,7 +15,7 @@ from chalicelib.meter.catalog import load_catalog
 from chalicelib.meter.render import render_html, render_json, render_table
 from chalicelib.meter.report import CostReport, build_report
 
-CATALOG = load_catalog(get_settings().price_catalog_path)
+CATALOG = load_catalog(get_settings().meter.price_catalog_path)
 TODAY = date(2026, 12, 3)
 SONNET = "anthropic.claude-3-sonnet-20240229-v1:0"
 

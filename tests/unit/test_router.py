@@ -244,7 +244,7 @@ def fake_services(backends: dict[str, ScriptedBackend]) -> Any:
     screening = SimpleNamespace(require_allowed=lambda *a: None, tool_result_guard=lambda *a: None)
     router = make_router({"acme": TenantSettings(routing_mode="self_hosted")})
     return SimpleNamespace(settings=settings, tools=REGISTRY, screening=screening, budgets=Budgets(), meter=Meter(),
-                           catalog=load_catalog(settings.price_catalog_path), router=router, backends=backends)
+                           catalog=load_catalog(settings.meter.price_catalog_path), router=router, backends=backends)
 
 
 def run(services: Any) -> Any:

@@ -1,8 +1,8 @@
 """The learned screening layer: a linear model over character and word n-grams, in pure Python.
 
 Trained at build time with scikit-learn (`make screening-model`, tests/data/screening/corpus/train.py)
-on public red-team and benign collections; the artefact is model/classifier.json (n-gram -> weight,
-plus a Platt calibration) and model/manifest.json (format, version, sha256 of the weights file).
+on public red-team and benign collections; the artefact is model/classifier.bin (n-grams and weights,
+plus a Platt calibration; see encode_artefact) and model/manifest.json (format, version, sha256 of the weights file).
 At run time nothing but the standard library is needed: the Lambda stays small, and the model is
 read lazily on the first screen, never on import.
 
@@ -19,14 +19,16 @@ import json
 import math
 import os
 import re
+import sys
 import unicodedata
+from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
 from .normalize import decoded_payloads, fold, join_spaced_letters, unleet
 
 MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
-FORMAT = 1
+FORMAT = 2  # 2: one binary file (JSON header, NUL-joined n-grams, float32 weights); 1 was one JSON object
 MIN_CHARS = 24
 _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
@@ -131,24 +133,48 @@ def score(text: str, model: Model) -> float:
     return max((probability(decision(window_features(part, model.char_ngrams, model.readings), model), model) for part in scored_windows(text, model)), default=0.0)
 
 
-def _sha256(path: str) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
+def encode_artefact(raw: dict) -> bytes:
+    """The artefact's bytes: a JSON header line, the n-grams joined by NUL (UTF-8), their float32 weights
+    (little-endian). Splitting one string and reading one array loads ~8x faster than a 60,000-key JSON
+    object, and needs nothing but the standard library. An n-gram containing NUL cannot be stored: dropped."""
+    weights = {gram: weight for gram, weight in raw["weights"].items() if "\0" not in gram}
+    keys = "\0".join(weights).encode("utf-8")
+    values = array("f", weights.values())
+    if sys.byteorder == "big":
+        values.byteswap()
+    header = {key: value for key, value in raw.items() if key != "weights"}
+    header.update(count=len(weights), keys_bytes=len(keys))
+    return json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8") + b"\n" + keys + values.tobytes()
+
+
+def decode_artefact(body: bytes) -> dict:
+    """The inverse of encode_artefact (raises ValueError on a malformed body)."""
+    line, _, rest = body.partition(b"\n")
+    header = json.loads(line)
+    count, size = int(header.pop("count")), int(header.pop("keys_bytes"))
+    keys = rest[:size].decode("utf-8").split("\0") if count else []
+    values = array("f")
+    values.frombytes(rest[size:])
+    if sys.byteorder == "big":
+        values.byteswap()
+    if len(keys) != count or len(values) != count:
+        raise ValueError(f"artefact holds {len(keys)} n-grams and {len(values)} weights, its header says {count}")
+    return {**header, "weights": dict(zip(keys, values))}
 
 
 @lru_cache(maxsize=2)
 def load_model(model_dir: str = MODEL_DIR) -> Model:
-    """Read and check the artefact (once per process: the first screen pays ~50 ms, later ones nothing)."""
+    """Read and check the artefact (once per process: the first screen pays ~10 ms, later ones nothing)."""
     try:
         with open(os.path.join(model_dir, "manifest.json"), encoding="utf-8") as handle:
             manifest = json.load(handle)
-        path = os.path.join(model_dir, manifest["file"])
         if manifest.get("format") != FORMAT:
             raise ModelError(f"classifier artefact format {manifest.get('format')!r}, this code reads {FORMAT}")
-        if _sha256(path) != manifest["sha256"]:
+        with open(os.path.join(model_dir, manifest["file"]), "rb") as handle:
+            body = handle.read()
+        if hashlib.sha256(body).hexdigest() != manifest["sha256"]:
             raise ModelError("classifier artefact does not match its manifest's sha256")
-        with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
+        raw = decode_artefact(body)
     except (OSError, KeyError, ValueError) as exc:
         raise ModelError(f"cannot load the screening classifier: {exc.__class__.__name__}: {exc}") from exc
     return model_from(raw, manifest["version"])

@@ -52,7 +52,7 @@ def test_every_module_in_the_zip_has_unchecked_hash_bytecode(packaged, artefact,
 def test_the_function_zip_ships_the_screening_classifier_intact(packaged):
     """The classifier's artefact is data, not a module: it must travel too, byte for byte (the manifest checks it)."""
     with zipfile.ZipFile(packaged / "deployment.zip") as archive:
-        for name in ("chalicelib/screening/model/manifest.json", "chalicelib/screening/model/classifier.json"):
+        for name in ("chalicelib/screening/model/manifest.json", "chalicelib/screening/model/classifier.bin"):
             with open(os.path.join(ROOT, name), "rb") as handle:
                 assert archive.read(name) == handle.read(), name
 

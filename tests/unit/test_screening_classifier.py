@@ -48,7 +48,7 @@ def _copy_model(tmp_path) -> str:
 
 def test_tampered_artefact_is_refused(tmp_path):
     model_dir = _copy_model(tmp_path)
-    with open(os.path.join(model_dir, "classifier.json"), "r+b") as handle:
+    with open(os.path.join(model_dir, "classifier.bin"), "r+b") as handle:
         handle.seek(100)
         handle.write(b"9")
     with pytest.raises(classifier.ModelError, match="sha256"):
@@ -186,3 +186,14 @@ def test_a_broken_artefact_fails_closed_unless_the_policy_fails_open(monkeypatch
     assert not closed.allowed and closed.reasons == ("classifier.unavailable",) and closed.layer == "classifier"
     opened = screen("hello", Policy(fail_open=True))
     assert opened.allowed and opened.notes == ("classifier.unavailable:ModelError",)
+
+
+def test_the_binary_artefact_round_trips_and_refuses_a_truncated_body():
+    raw = {"weights": {"ign": 1.25, "w:system prompt": -0.5, "é漢字": 0.125, "bad\0gram": 9.0}, "bias": -1.0,
+           "platt": [1.0, 0.0], "char_ngrams": [3, 4, 5], "window": 1024, "max_windows": 3, "readings": True}
+    body = classifier.encode_artefact(raw)
+    decoded = classifier.decode_artefact(body)
+    assert decoded["weights"] == {"ign": 1.25, "w:system prompt": -0.5, "é漢字": 0.125}  # a NUL n-gram cannot be stored
+    assert {key: value for key, value in decoded.items() if key != "weights"} == {key: value for key, value in raw.items() if key != "weights"}
+    with pytest.raises(ValueError):
+        classifier.decode_artefact(body[:-2])

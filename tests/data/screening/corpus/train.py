@@ -26,7 +26,7 @@ sys.path[:0] = [HERE, ROOT]
 
 from dataset import load_rows  # noqa: E402
 
-from chalicelib.screening.classifier import FORMAT, MODEL_DIR, prepare, window_features  # noqa: E402
+from chalicelib.screening.classifier import FORMAT, MODEL_DIR, encode_artefact, prepare, window_features  # noqa: E402
 
 SEED = 13
 CHAR_NGRAMS = (3, 4, 5)
@@ -129,12 +129,15 @@ def fit(rows: list[dict], encoded: Encoded | None = None, subset: list[int] | No
 
 def write(artefact: dict, rows: list[dict], model_dir: str = MODEL_DIR) -> dict:
     os.makedirs(model_dir, exist_ok=True)
-    body = json.dumps(artefact, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    body = encode_artefact(artefact)
     digest = hashlib.sha256(body).hexdigest()
-    with open(os.path.join(model_dir, "classifier.json"), "wb") as handle:
+    for stale in ("classifier.json",):  # format 1's file
+        if os.path.exists(os.path.join(model_dir, stale)):
+            os.remove(os.path.join(model_dir, stale))
+    with open(os.path.join(model_dir, "classifier.bin"), "wb") as handle:
         handle.write(body)
     manifest = {
-        "format": FORMAT, "file": "classifier.json", "sha256": digest, "version": f"{FORMAT}.{digest[:12]}",
+        "format": FORMAT, "file": "classifier.bin", "sha256": digest, "version": f"{FORMAT}.{digest[:12]}",
         "features": len(artefact["weights"]), "seed": SEED, "trained_on": dict(sorted(Counter(f"{row['source']}:{row['label']}" for row in rows).items())),
         "built_by": "make screening-model (tests/data/screening/corpus/train.py)",
     }

@@ -166,3 +166,39 @@ def test_the_latest_decision_is_the_last_day_saved() -> None:
     for day, current in (("2026-12-01", "stay_on_bedrock"), ("2026-12-03", "switch_to_self_hosted"), ("2026-12-02", "stay_on_bedrock")):
         store.save("global", day, DecisionState(current=current), Assessment(current, ("r",), {}), {"day": day})
     assert store.latest().current == "switch_to_self_hosted"
+
+
+class SlowQueries:
+    """Wraps a twin's Query so that it waits like a network call, and counts how many run at once."""
+
+    def __init__(self, table: InMemoryTable) -> None:
+        self.in_flight = self.most_in_flight = self.calls = 0
+        self._count, self._query = threading.Lock(), table.query
+        table.query = self  # type: ignore[method-assign]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._count:
+            self.in_flight += 1
+            self.calls += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        threading.Event().wait(0.002)
+        try:
+            return self._query(*args, **kwargs)
+        finally:
+            with self._count:
+                self.in_flight -= 1
+
+
+def test_a_long_window_queries_its_partitions_concurrently_and_keeps_day_order() -> None:
+    from chalicelib.meter.ledger import AGGREGATE_READERS
+
+    book, _, table = ledger(shards=8)
+    days = [f"2026-{month:02d}-{day:02d}" for month in (10, 11) for day in range(1, 29)]
+    for n, day in enumerate(days):
+        created = datetime.fromisoformat(f"{day}T12:00:00+00:00")
+        book.record(entry(f"r{n}").model_copy(update={"created_at": created}))
+    queries = SlowQueries(table)
+    rows = list(book.daily_aggregates(days))
+    assert [row["day"] for row in rows] == days  # one row a day (one tenant/backend/model), in the asked order
+    assert queries.calls == len(days) * 8  # every partition of every day, once
+    assert 1 < queries.most_in_flight <= AGGREGATE_READERS  # concurrent, and bounded (the client's pool)

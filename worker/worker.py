@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import boto3
@@ -48,24 +48,15 @@ class Log:
         self._logger.info(json.dumps({"message": message, **self.base, **fields}, default=str))
 
 
-@dataclass
-class Config:
-    job_id: str
-    tenant: str
-    task_token: str
-    trace_id: str
-    bucket: str
-    input_key: str
-    result_key: str
-    checkpoint_key: str
-    max_tokens: int
-    system_prompt: str
+@dataclass(frozen=True)
+class Config(protocol.WorkerJob):
+    """The job's hand-off from job_steps (protocol.WorkerJob's fields), then the job definition's tuning."""
+
     model_endpoint: str
     model_name: str
     concurrency: int
     heartbeat_s: float
     request_timeout_s: float
-    kms_key_id: str
     gpu_count: int
     instance_type: str
     model_server_command: str
@@ -90,11 +81,8 @@ class Config:
     def from_env(cls, env: dict[str, str] | None = None) -> "Config":
         """The job's hand-off from job_steps (protocol.WorkerJob), then the job definition's tuning variables."""
         env = dict(os.environ if env is None else env)
-        job = protocol.from_env(env)
         return cls(
-            job_id=job.job_id, tenant=job.tenant, task_token=job.task_token, trace_id=job.trace_id, bucket=job.bucket,
-            input_key=job.input_key, result_key=job.result_key, checkpoint_key=job.checkpoint_key, max_tokens=job.max_tokens,
-            system_prompt=job.system_prompt, kms_key_id=job.kms_key_id,
+            **asdict(protocol.from_env(env)),
             model_endpoint=env_str("MODEL_ENDPOINT", "http://127.0.0.1:8000", env).rstrip("/"),
             model_name=env_str("MODEL_NAME", DEFAULT_SELF_HOSTED_MODEL, env), concurrency=max(1, env_int("CONCURRENCY", 8, env)),
             heartbeat_s=env_float("HEARTBEAT_INTERVAL_S", 30.0, env), request_timeout_s=env_float("REQUEST_TIMEOUT_S", 600.0, env),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from .. import storage
@@ -18,13 +17,14 @@ from ..auth import Tenant
 from ..errors import NotFound
 from ..observability import logger, metrics
 from ..services import Services
-from .batch import AwsBatch, BatchJobs
+from .context import JobContext
+from .batch import AwsBatch
 from .inputs import prompts_from_uri, read_prompts
 from .lifecycle import JobStatus, StaleJobState, is_terminal
 from .models import Job, JobAccepted, JobRequest, JobView, StepMessage
 from .steps import JobSteps
 from .store import JobStore, now_iso
-from .workflow import StepFunctionsWorkflow, Workflow
+from .workflow import StepFunctionsWorkflow
 
 __all__ = ["JobService", "job_id_for", "job_service", "read_prompts"]
 
@@ -36,17 +36,7 @@ def job_id_for(tenant: str, idempotency_key: str | None) -> str:
     return "job-" + uuid.uuid4().hex[:24]
 
 
-@dataclass
-class JobService:
-    services: Services
-    store: JobStore
-    workflow: Workflow
-    batch: BatchJobs
-
-    @property
-    def settings(self) -> Any:
-        return self.services.settings
-
+class JobService(JobContext):
     @property
     def steps(self) -> JobSteps:
         return JobSteps(self.services, self.store, self.workflow, self.batch)

@@ -10,7 +10,6 @@ tells the workflow instead of failing the message: that race is expected, not a 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -20,16 +19,14 @@ from .. import storage
 from ..meter.gpu_cost import FinalAttempt, meter_gpu_attempts
 from ..core import Usage
 from ..observability import logger, metrics
-from ..services import Services
 from . import protocol
-from .batch import BatchJobs
+from .context import JobContext
 from .fallback import FallbackRunner, chunk_size, plan_chunks, plan_item_chunks
 from .lifecycle import JobStatus, StaleJobState, is_terminal
 from .models import Job, StepMessage, WorkerReport, parse_s3_uri
 from .policy import job_outcome, watch_action
 from .store import JobStore
 from .timing import runtime_gpu_timeouts
-from .workflow import Workflow
 
 NEVER_STARTED = ("SUBMITTED", "PENDING", "RUNNABLE")  # a timed-out Batch job in these had no GPU capacity
 
@@ -39,17 +36,7 @@ def meter_job(job: Job) -> dict[str, Any]:
     return {"job_id": job.job_id, "tenant": job.tenant, "trace_id": job.trace_id}
 
 
-@dataclass
-class JobSteps:
-    services: Services
-    store: JobStore
-    workflow: Workflow
-    batch: BatchJobs
-
-    @property
-    def settings(self) -> Any:
-        return self.services.settings
-
+class JobSteps(JobContext):
     # ---------- dispatch ----------
 
     def run_step(self, message: StepMessage) -> None:

@@ -5,16 +5,15 @@ calls `ScreeningService`; the decision itself is `core.screen`, a pure function.
 """
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import aws
-from ..dynamo import from_item, to_item
+from ..dynamo import plain
 from ..errors import PromptRejected, PromptTooLarge
 from ..observability import logger, metrics
+from ..table import Table, open_table
+from ..ttl_cache import TTLCache
 from .core import ManagedCheck, Policy, Verdict, screen
 
 DEFAULT_TENANT_KEY = "*"
@@ -46,46 +45,40 @@ class TenantPolicy(BaseModel):
 
 
 class PolicyStore:
-    """Tenant policies from DynamoDB (item per tenant, '*' for the account-wide default), cached briefly."""
+    """Tenant policies from DynamoDB (item per tenant, '*' for the account-wide default), cached briefly.
 
-    def __init__(self, table_name: str, base: Policy, cache_ttl_s: float, dynamodb: Any | None = None) -> None:
-        self._table = table_name
+    `table_name`: the policies table's name, or a Table (an InMemoryTable twin in unit tests)."""
+
+    def __init__(self, table_name: "str | Table", base: Policy, cache_ttl_s: float, dynamodb: Any | None = None) -> None:
+        self._table = open_table(table_name, ("tenant",), dynamodb)
         self._base = base
-        self._ttl = cache_ttl_s
-        self._dynamodb = dynamodb
-        self._cache: dict[str, tuple[float, Policy]] = {}
-        self._lock = threading.Lock()
+        self._policies: TTLCache[Policy] = TTLCache(cache_ttl_s)
 
     def _load(self, key: str) -> TenantPolicy | None:
-        item = (self._dynamodb or aws.client("dynamodb")).get_item(TableName=self._table, Key={"tenant": {"S": key}}).get("Item")
+        item = self._table.get({"tenant": key}, consistent=False)
         if not item:
             return None
         try:
-            return TenantPolicy.model_validate(from_item(item))
+            return TenantPolicy.model_validate(plain(item))
         except ValidationError:
             # A broken policy item must not open the gate: keep the safe default and say so.
             logger.error("screening.policy_invalid", extra={"tenant": key})
             return None
 
-    def policy_for(self, tenant: str) -> Policy:
-        now = time.monotonic()
-        cached = self._cache.get(tenant)
-        if cached and cached[0] > now:
-            return cached[1]
+    def _resolve(self, tenant: str) -> Policy:
         policy = self._base
         for key in (DEFAULT_TENANT_KEY, tenant):
             stored = self._load(key)
             if stored is not None:
                 policy = stored.over(policy)
-        with self._lock:
-            self._cache[tenant] = (now + self._ttl, policy)
         return policy
 
+    def policy_for(self, tenant: str) -> Policy:
+        return self._policies.get_or_load(tenant, lambda: self._resolve(tenant))
+
     def put(self, tenant: str, policy: TenantPolicy) -> None:
-        item = to_item({"tenant": tenant, **policy.model_dump(exclude_none=True)})
-        (self._dynamodb or aws.client("dynamodb")).put_item(TableName=self._table, Item=item)
-        with self._lock:
-            self._cache.clear()
+        self._table.put({"tenant": tenant, **policy.model_dump(exclude_none=True)})
+        self._policies.invalidate()  # every tenant: the '*' default is folded into each cached policy
 
 
 class ScreeningService:

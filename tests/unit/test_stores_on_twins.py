@@ -58,3 +58,20 @@ def test_api_keys_are_looked_up_by_digest_and_unknown_keys_are_cached_too() -> N
     tenants.put("beta", "late-key")
     assert tenants.lookup(hash_api_key("late-key")) is None  # the miss stays cached for the TTL
     assert TenantStore(table, cache_ttl_s=0).lookup(hash_api_key("late-key")).tenant == "beta"
+
+
+def test_screening_policies_fold_the_default_under_the_tenant_and_a_broken_item_keeps_the_base() -> None:
+    from chalicelib.screening.core import Policy
+    from chalicelib.screening.service import PolicyStore, TenantPolicy
+
+    table = InMemoryTable("policies", ("tenant",))
+    store = PolicyStore(table, Policy(), cache_ttl_s=60)
+    store.put("*", TenantPolicy(max_chars=8_000, block_threshold=0.7))
+    store.put("acme", TenantPolicy(block_threshold=0.9))
+    acme, other = store.policy_for("acme"), store.policy_for("other")
+    assert (acme.block_threshold, acme.max_chars) == (0.9, 8_000)  # the tenant's own value over the account default
+    assert (other.block_threshold, other.max_chars) == (0.7, 8_000)
+    table.put({"tenant": "acme", "block_threshold": "not a number"})  # written around the store: invalid
+    assert store.policy_for("acme").block_threshold == 0.9  # cached for cache_ttl_s
+    store.put("beta", TenantPolicy(max_chars=100))  # any put drops every cached policy (the default is folded into each)
+    assert store.policy_for("acme").block_threshold == 0.7  # a broken item never opens the gate: the default stands

@@ -24,7 +24,9 @@ DynamoTable gets its client from chalicelib.aws (the process's one boto3 session
 from __future__ import annotations
 
 import copy
+import random
 import threading
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence, Union
@@ -271,12 +273,14 @@ class DynamoTable:
             req.finish(request)
         return list(self._pages("query", request, limit))
 
-    def delete_many(self, keys: Sequence[Key], attempts: int = 8) -> None:
+    def delete_many(self, keys: Sequence[Key], attempts: int = 8, sleep: Callable[[float], None] = time.sleep) -> None:
         """Delete every key (not atomically: BatchWriteItem, 25 at a time, resending what DynamoDB left
         unprocessed under throttling). Raises IncompleteBatch if some remain after `attempts` sends."""
         for start in range(0, len(keys), 25):
             requests = {self.name: [{"DeleteRequest": {"Key": _serialized_key(k)}} for k in keys[start:start + 25]]}
-            for _ in range(attempts):
+            for attempt in range(attempts):
+                if attempt:  # unprocessed items mean throttling: AWS asks for exponential backoff (full jitter, <= 2 s total)
+                    sleep(random.uniform(0, min(0.5, 0.025 * 2 ** attempt)))
                 requests = self._client().batch_write_item(RequestItems=requests).get("UnprocessedItems") or {}
                 if not requests:
                     break

@@ -212,3 +212,26 @@ def test_a_transaction_touches_an_item_once(t: Table) -> None:
     with pytest.raises((ValueError, ClientError)):
         transact([Put(t, {"pk": "a", "sk": "1"}), Update(t, {"pk": "a", "sk": "1"}, add={"n": 1})])
     assert t.get({"pk": "a", "sk": "1"}) is None
+
+
+def test_delete_many_backs_off_before_resending_what_dynamodb_left_unprocessed() -> None:
+    from chalicelib.table import DynamoTable, IncompleteBatch
+
+    class Throttled:
+        """BatchWriteItem that leaves everything unprocessed `refusals` times, then takes it."""
+
+        def __init__(self, refusals: int) -> None:
+            self.refusals, self.sends = refusals, 0
+
+        def batch_write_item(self, RequestItems: dict) -> dict:  # noqa: N803 (boto3's parameter name)
+            self.sends += 1
+            return {"UnprocessedItems": RequestItems} if self.sends <= self.refusals else {}
+
+    waits: list[float] = []
+    client = Throttled(refusals=2)
+    DynamoTable("t", ("pk", "sk"), client).delete_many([{"pk": "p", "sk": "1"}], sleep=waits.append)
+    assert client.sends == 3 and len(waits) == 2 and all(0 <= w <= 0.5 for w in waits)  # a wait before each resend only
+    waits.clear()
+    with pytest.raises(IncompleteBatch):
+        DynamoTable("t", ("pk", "sk"), Throttled(refusals=99)).delete_many([{"pk": "p", "sk": "1"}], attempts=4, sleep=waits.append)
+    assert len(waits) == 3  # bounded: attempts sends, attempts - 1 waits

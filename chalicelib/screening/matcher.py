@@ -22,7 +22,7 @@ import os
 import re  # only for rule patterns (ours) and ASCII word tokens, never a backtracking match on a rule
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 COMPILED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "compiled")
 _WORD_GAP = re.compile(r"~(\d+)~")
@@ -123,6 +123,41 @@ class HyperscanMatcher:
 
         database.scan(data, match_event_handler=found, scratch=self._scratch(kind))
         return hits
+
+
+class _Occurrences:
+    """Which of some patterns occur in some bytes: one Hyperscan pass, one report per pattern at most."""
+
+    def __init__(self, patterns: tuple[bytes, ...]) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._database.compile(expressions=list(patterns), ids=list(range(len(patterns))),
+                               flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(patterns))
+        self._local = threading.local()
+
+    def __call__(self, data: bytes) -> set[int]:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._hs.Scratch(self._database)
+        found: set[int] = set()
+        self._database.scan(data, match_event_handler=lambda index, *_: found.add(index), scratch=scratch)
+        return found
+
+
+_OCCURRENCES: dict[tuple[bytes, ...], "_Occurrences | None"] = {}
+
+
+def occurrences(patterns: tuple[bytes, ...]) -> "Callable[[bytes], set[int]] | None":
+    """A test of which `patterns` occur in some bytes, in one linear pass (~10 us per 32 KB): the normaliser
+    skips a regex scan whose pattern cannot match. None where Hyperscan is not installed (then it scans)."""
+    if patterns not in _OCCURRENCES:
+        try:
+            _OCCURRENCES[patterns] = _Occurrences(patterns)
+        except ImportError:
+            _OCCURRENCES[patterns] = None
+    return _OCCURRENCES[patterns]
 
 
 def _hyperscan_flags():  # noqa: ANN202

@@ -167,8 +167,8 @@ def _as_text(raw: bytes) -> str | None:
 # above could (supersets: no word boundaries, no run lengths for the invisible characters; a non-ASCII
 # whitespace character is 2-4 bytes >= 0x80). Tag characters are F3 A0 80/81 xx, variation selectors
 # EF B8 80-8F (VS1-16) and F3 A0 84-87 xx (VS17-256).
-_PAYLOAD_HINTS = (rb"[A-Za-z0-9+/_-]{16}", rb"(?:[0-9a-fA-F]{2}(?:[\x09-\x0d\x1c-\x20:]|[\x80-\xff]{2,4})?){8}",
-                  rb"\xf3\xa0[\x80\x81]", rb"\xef\xb8[\x80-\x8f]|\xf3\xa0[\x84-\x87]")
+PAYLOAD_HINTS = (r"[A-Za-z0-9+/_-]{16}", r"(?:[0-9a-fA-F]{2}(?:[\x09-\x0d\x1c-\x20:]|[\x80-\xff]{2,4})?){8}",
+                 r"\xf3\xa0[\x80\x81]", r"\xef\xb8[\x80-\x8f]|\xf3\xa0[\x84-\x87]")
 _BASE64, _HEX, _TAGS, _SELECTORS = range(4)
 
 
@@ -177,8 +177,8 @@ def _payload_kinds(text: str) -> set[int]:
     regex scans (~0.5-1 ms per 32 KB each) that nearly always find nothing. Without Hyperscan: all kinds."""
     from .matcher import occurrences  # here: normalize stays importable, and cheap to import, without it
 
-    test = occurrences(_PAYLOAD_HINTS)
-    return set(range(len(_PAYLOAD_HINTS))) if test is None else test(text.encode("utf-8", "surrogatepass"))
+    test = occurrences(PAYLOAD_HINTS)
+    return set(range(len(PAYLOAD_HINTS))) if test is None else test(text.encode("utf-8", "surrogatepass"))
 
 
 def decoded_payloads(text: str) -> list[str]:

@@ -69,6 +69,7 @@ _FOLDABLE_RUN = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted
 _ROT13_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                                b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i", "|": "l", "+": "t"})
+_LEET_BYTES = bytes.maketrans(bytes(_LEET), "".join(_LEET.values()).encode())  # the same map, on UTF-8 bytes
 
 # A failed attempt stops within 16 characters; a successful one is never rescanned.
 _BASE64_CANDIDATE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
@@ -109,10 +110,16 @@ def _fold_letters(text: str) -> str:
     """fold's second half: homoglyphs to Latin and accents stripped (so one rule covers "instruções" and
     "instrucoes"), control characters and whitespace runs to one space."""
     if not text.isascii():
-        text = _FOLDABLE_RUN.sub(_fold_run, text)
+        folded, runs = _FOLDABLE_RUN.subn(_fold_run, text, count=_MAX_RUNS)
+        # Many runs (accents or look-alikes every other character): one call a run would cost more than
+        # str.translate's lookup of every character, so translate the whole text instead (same result).
+        text = folded if runs < _MAX_RUNS else text.translate(_FOLD_TABLE)
     if _CONTROL.search(text):
         text = _CONTROL.sub(" ", text)
     return " ".join(text.split())
+
+
+_MAX_RUNS = 256  # ~0.1 ms of callbacks; past it str.translate is the cheaper way
 
 
 def _fold_run(match: re.Match[str]) -> str:
@@ -133,17 +140,27 @@ def unleet(folded: str) -> str:
     """Leetspeak folded to letters, but only inside words that have letters (numbers stay numbers)."""
     if not _LEET_HINT.search(folded):
         return folded
-    return _LEET_WORD.sub(_unleet_word, folded)
+    first = _FIRST_LEET_WORD.match(folded)
+    head, start = ("", 0) if first is None else (_unleet_word(first), first.end())
+    return head + _LEET_WORD.sub(_unleet_word, folded[start:])
 
 
-# A word with a leetspeak character in it. Linear: it starts only where a word starts, and the lazy
-# scan to the first such character stops at the word's end.
-_LEET_WORD = re.compile(r"(?<!\S)\S*?[0134579@$!|+]\S*")
+# A word with a leetspeak character in it, with the whitespace before it (so the engine skips from one
+# whitespace character to the next instead of trying a look-behind at every position); the first word
+# of the text on its own. Linear: the scan to the first such character stops at the word's end.
+_LEET_WORD = re.compile(r"\s[^\s0134579@$!|+]*[0134579@$!|+]\S*")
+_FIRST_LEET_WORD = re.compile(r"[^\s0134579@$!|+]*[0134579@$!|+]\S*")
 
 
 def _unleet_word(match: re.Match[str]) -> str:
-    word = match.group(0)
-    return word.translate(_LEET) if _HAS_LETTER.search(word) else word
+    word = match.group(0)  # whitespace before it is neither a leetspeak character nor a letter: unchanged
+    if not _HAS_LETTER.search(word):
+        return word
+    if word.isascii():
+        return word.translate(_LEET)
+    # str.translate looks up every non-ASCII character (~100 ns each; a 32k-character "word" of random
+    # Unicode is 3 ms); leetspeak is ASCII to ASCII, and UTF-8 keeps ASCII bytes for ASCII characters only.
+    return word.encode("utf-8", "surrogatepass").translate(_LEET_BYTES).decode("utf-8", "surrogatepass")
 
 
 def _printable_ratio(text: str) -> float:

@@ -130,8 +130,13 @@ def _fold_run(match: re.Match[str]) -> str:
 
 def join_spaced_letters(folded: str) -> str:
     """Undo letter spacing and intra-word punctuation: "i g n o r e" and "ig-no-re" become "ignore"."""
-    joined = _SPACED_TAIL.sub(lambda match: match.group(0).translate(_DROP_SEPARATORS), folded)
-    return _INTRA_WORD_SEPARATORS.sub("", joined)
+    return _join(folded)[0]
+
+
+def _join(folded: str) -> tuple[str, bool]:
+    """join_spaced_letters, and whether any spaced-out letters were joined."""
+    joined, runs = _SPACED_TAIL.subn(lambda match: match.group(0).translate(_DROP_SEPARATORS), folded)
+    return _INTRA_WORD_SEPARATORS.sub("", joined), runs > 0
 
 
 _LEET_HINT = re.compile(r"[a-z][0134579@$!|+]|[0134579@$!|+][a-z]")
@@ -285,12 +290,12 @@ def _readings(text: str) -> list[tuple[str, str]]:
     """The readings of one text (no decoding): folded, de-spaced, de-leeted, rot13, letters only."""
     cased = _fold_case(text)
     folded = _fold_letters(cased)
-    joined = join_spaced_letters(folded)
+    joined, spaced = _join(folded)
     readings = [("text", folded), ("text", joined), ("text", unleet(joined)),
                 # rot13 before the accents are stripped: rot13 leaves accented letters alone (as the
                 # codec does), stripping would not. (For ASCII text the two orders agree.)
                 ("text", rot13(folded) if cased.isascii() else _fold_letters(rot13(cased)))]
-    if _SPACED_TAIL.search(folded):
+    if spaced:
         readings.append(("squashed", squash(readings[2][1])))  # the de-spaced, de-leeted reading, letters only
     return readings
 

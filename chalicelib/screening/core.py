@@ -202,7 +202,7 @@ def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] 
     if policy.classifier_enabled:
         try:
             probability = classifier.score(text, classifier.load_model())
-        except classifier.ModelError as exc:  # a broken artefact is a deployment fault: the policy decides, as for managed checks
+        except Exception as exc:  # noqa: BLE001  a broken artefact (ModelError) or any fault while scoring: the policy decides, as for managed checks
             if not policy.fail_open:
                 return Verdict(False, 1.0, reasons + ("classifier.unavailable",), "classifier", elapsed())
             notes.append(f"classifier.unavailable:{exc.__class__.__name__}")

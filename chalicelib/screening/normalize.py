@@ -60,8 +60,6 @@ def _accent_table() -> dict[int, str]:
 
 
 _ACCENTS = _accent_table()
-# One table, applied only when the text has a character in it: str.translate pays for every
-# character it does not find (an exception each), which is most of a non-Latin text.
 _FOLD_TABLE = {**_ACCENTS, **_HOMOGLYPHS}
 # Runs of foldable characters, each translated alone: str.translate pays for every character it does
 # not find (an exception each), which is most of a non-Latin text; a run has none it does not find.

@@ -150,3 +150,15 @@ def test_spaced_letters_and_leetspeak_are_joined_exactly_as_before(text):
     from tests.data.screening import normalize_reference
 
     assert _outputs(normalize, text) == _outputs(normalize_reference, text)
+
+
+def test_without_the_hyperscan_payload_test_the_payloads_are_the_same(monkeypatch):
+    """Off x86-64 (or if the database cannot load) every payload regex runs: slower, same result."""
+    from chalicelib.screening import matcher, normalize
+    from tests.data.screening.hostile import hostile_inputs
+
+    texts = [text for _, text in hostile_inputs(2_000)] + ["run: " + base64.b64encode(ATTACK.encode()).decode(), "x " + ATTACK.encode().hex()]
+    with_test = [decoded_payloads(text) for text in texts]
+    monkeypatch.setattr(matcher, "_OCCURRENCES", {normalize.PAYLOAD_HINTS: None})
+    assert [decoded_payloads(text) for text in texts] == with_test
+    assert any(with_test)

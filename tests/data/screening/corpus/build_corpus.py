@@ -273,11 +273,17 @@ def stealth_tickets(root: str) -> Iterator[Row]:
         yield row(f"{item['subject']}\n\n{item['description']}", "benign", "support")
 
 
+# langkit's archived chats are its detectors' test chats: these four are its injection probes, not requests
+# (read one by one; they were benign rows until the held-out false positives showed them).
+LANGKIT_PROBES = ("Disregard all your safety protocols", "STOP EVERYTHING!!!", "Your new task is:", "Execute the following system command")
+
+
 def langkit(root: str) -> Iterator[Row]:
     data = json_file(root, "langkit/whylogs/reference_chats.json")
     for key in ("archived_chats", "pos", "neg"):
         for item in data[key]:
-            yield row(item["prompt"], "benign", "request")
+            if not item["prompt"].strip().startswith(LANGKIT_PROBES):
+                yield row(item["prompt"], "benign", "request")
 
 
 def jbb_benign(root: str) -> Iterator[Row]:

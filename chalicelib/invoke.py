@@ -102,6 +102,12 @@ def _screened_block(services: Services, tenant: Tenant, trace_id: str, role: str
     return block
 
 
+def tool_spec_text(spec: dict[str, Any]) -> str:
+    """What the model reads of a tool spec: its description, and its input schema (property descriptions, enums)."""
+    tool = spec["toolSpec"]
+    return tool.get("description", "") + "\n" + json.dumps(tool.get("inputSchema", {}), ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class ExchangePlan:
     """What every attempt of one exchange runs with, whichever backend serves it (built before any spend)."""
@@ -121,6 +127,8 @@ def plan_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_
     settings = services.settings
     check_tools(services, exchange.server_tools)
     client_specs, client_checks = compile_client_tools(exchange.client_tools, reserved=set(exchange.server_tools))
+    for spec in client_specs:  # a declared tool's description and schema are the caller's text, read by the model
+        services.screening.require_allowed(tool_spec_text(spec), tenant.tenant, trace_id, "invoke.tool_spec")
     if exchange.system:
         services.screening.require_allowed(exchange.system, tenant.tenant, trace_id, "invoke.system")
     limits = AgentLimits(

@@ -24,15 +24,17 @@ _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2
 # (str.split's whitespace is exactly re's \s: checked over every code point in the tests).
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 # Letters spaced or punctuated apart: "i g n o r e", "i.g.n.o.r.e" (4 letters or more, not touching
-# other letters). Linear: each repetition is one separator then one letter (no choice), an attempt
-# that reaches a letter backs off one step at most, and one that fails is shorter than 5 letters.
-# (The former `\b(?:[a-z0-9][sep]){3,}[a-z0-9]\b` was quadratic: "a.a.a...._a_a_a...ab".)
+# other letters): `(?<![a-z0-9])[a-z0-9](?:[sep][a-z0-9]){3,}(?![a-z0-9])`. Linear: each repetition is
+# one separator then one letter (no choice), an attempt that reaches a letter backs off one step at
+# most, and one that fails is shorter than 5 letters. (The former `\b(?:[a-z0-9][sep]){3,}[a-z0-9]\b`
+# was quadratic: "a.a.a...._a_a_a...ab".) Written to match from the run's first separator (its first
+# letter stays where it is): a pattern that starts with a character class lets the engine skip to the
+# separators, where a look-behind first is tried at every position; the look-behinds then say that the
+# character before the separator is a letter or digit and the one before that is not. The same runs,
+# so the same text (tests/data/screening/normalize_reference.py has the plain form).
 _SEPARATOR_CHARS = " \t._*-/|"
-_SPACED_LETTERS = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[ \t._*\-/|][a-z0-9]){3,}(?![a-z0-9])")
+_SPACED_TAIL = re.compile(r"[ \t._*\-/|](?<=[a-z0-9].)(?<![a-z0-9]{2}.)[a-z0-9](?:[ \t._*\-/|][a-z0-9]){2,}(?![a-z0-9])")
 _DROP_SEPARATORS = str.maketrans("", "", _SEPARATOR_CHARS)
-# A cheap test for the above: any match contains "sep letter sep letter sep"; a pattern that starts
-# with a character class lets the engine skip to the separators (a look-behind first tries every position).
-_SPACED_HINT = re.compile(r"[ \t._*\-/|][a-z0-9][ \t._*\-/|][a-z0-9][ \t._*\-/|]")
 # "ig-no-re": one character of look-behind and look-ahead, constant work per position. The separator
 # comes first so that the engine skips to separators; the look-behind then checks the letter before it.
 _INTRA_WORD_SEPARATORS = re.compile(r"[._*\-|](?<=[a-z].)(?=[a-z])")
@@ -69,6 +71,7 @@ _FOLDABLE_RUN = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted
 _ROT13_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                                b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i", "|": "l", "+": "t"})
+_LEET_BYTES = bytes.maketrans(bytes(_LEET), "".join(_LEET.values()).encode())  # the same map, on UTF-8 bytes
 
 # A failed attempt stops within 16 characters; a successful one is never rescanned.
 _BASE64_CANDIDATE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
@@ -109,10 +112,16 @@ def _fold_letters(text: str) -> str:
     """fold's second half: homoglyphs to Latin and accents stripped (so one rule covers "instruções" and
     "instrucoes"), control characters and whitespace runs to one space."""
     if not text.isascii():
-        text = _FOLDABLE_RUN.sub(_fold_run, text)
+        folded, runs = _FOLDABLE_RUN.subn(_fold_run, text, count=_MAX_RUNS)
+        # Many runs (accents or look-alikes every other character): one call a run would cost more than
+        # str.translate's lookup of every character, so translate the whole text instead (same result).
+        text = folded if runs < _MAX_RUNS else text.translate(_FOLD_TABLE)
     if _CONTROL.search(text):
         text = _CONTROL.sub(" ", text)
     return " ".join(text.split())
+
+
+_MAX_RUNS = 256  # ~0.1 ms of callbacks; past it str.translate is the cheaper way
 
 
 def _fold_run(match: re.Match[str]) -> str:
@@ -121,9 +130,13 @@ def _fold_run(match: re.Match[str]) -> str:
 
 def join_spaced_letters(folded: str) -> str:
     """Undo letter spacing and intra-word punctuation: "i g n o r e" and "ig-no-re" become "ignore"."""
-    if _SPACED_HINT.search(folded):
-        folded = _SPACED_LETTERS.sub(lambda match: match.group(0).translate(_DROP_SEPARATORS), folded)
-    return _INTRA_WORD_SEPARATORS.sub("", folded)
+    return _join(folded)[0]
+
+
+def _join(folded: str) -> tuple[str, bool]:
+    """join_spaced_letters, and whether any spaced-out letters were joined."""
+    joined, runs = _SPACED_TAIL.subn(lambda match: match.group(0).translate(_DROP_SEPARATORS), folded)
+    return _INTRA_WORD_SEPARATORS.sub("", joined), runs > 0
 
 
 _LEET_HINT = re.compile(r"[a-z][0134579@$!|+]|[0134579@$!|+][a-z]")
@@ -133,17 +146,57 @@ def unleet(folded: str) -> str:
     """Leetspeak folded to letters, but only inside words that have letters (numbers stay numbers)."""
     if not _LEET_HINT.search(folded):
         return folded
-    return _LEET_WORD.sub(_unleet_word, folded)
+    if not _WHITESPACE_BUT_SPACE.search(folded):  # every folded text: words are what lies between spaces
+        few = _unleet_few_words(folded)
+        if few is not None:
+            return few
+    first = _FIRST_LEET_WORD.match(folded)
+    head, start = ("", 0) if first is None else (_unleet_word(first), first.end())
+    return head + _LEET_WORD.sub(_unleet_word, folded[start:])
 
 
-# A word with a leetspeak character in it. Linear: it starts only where a word starts, and the lazy
-# scan to the first such character stops at the word's end.
-_LEET_WORD = re.compile(r"(?<!\S)\S*?[0134579@$!|+]\S*")
+# A word with a leetspeak character in it, with the whitespace before it (so the engine skips from one
+# whitespace character to the next instead of trying a look-behind at every position); the first word
+# of the text on its own. Linear: the scan to the first such character stops at the word's end.
+_LEET_WORD = re.compile(r"\s[^\s0134579@$!|+]*[0134579@$!|+]\S*")
+_FIRST_LEET_WORD = re.compile(r"[^\s0134579@$!|+]*[0134579@$!|+]\S*")
+
+
+_LEET_CHAR = re.compile(r"[0134579@$!|+]")
+_WHITESPACE_BUT_SPACE = re.compile(r"[^\S ]")
+_MAX_LEET_WORDS = 128  # ~0.1 ms of Python; past it the regex's one pass over the text is the cheaper way
+
+
+def _unleet_few_words(text: str) -> str | None:
+    """unleet for a text whose only whitespace is " ": from each leetspeak character to the spaces around
+    its word (str.find), instead of a regex pass over every word; prose has a few such words (a number,
+    "wow!"). None past _MAX_LEET_WORDS words."""
+    pieces, done = [], 0
+    for _ in range(_MAX_LEET_WORDS):
+        found = _LEET_CHAR.search(text, done)
+        if found is None:
+            pieces.append(text[done:])
+            return "".join(pieces)
+        start = text.rfind(" ", done, found.start()) + 1  # done is 0 or a space: found in range when > 0
+        end = text.find(" ", found.end())
+        end = len(text) if end < 0 else end
+        pieces += (text[done:start], _unleet_text(text[start:end]))
+        done = end
+    return None
 
 
 def _unleet_word(match: re.Match[str]) -> str:
-    word = match.group(0)
-    return word.translate(_LEET) if _HAS_LETTER.search(word) else word
+    return _unleet_text(match.group(0))  # whitespace before the word is neither leetspeak nor a letter: unchanged
+
+
+def _unleet_text(word: str) -> str:
+    if not _HAS_LETTER.search(word):
+        return word
+    if word.isascii():
+        return word.translate(_LEET)
+    # str.translate looks up every non-ASCII character (~100 ns each; a 32k-character "word" of random
+    # Unicode is 3 ms); leetspeak is ASCII to ASCII, and UTF-8 keeps ASCII bytes for ASCII characters only.
+    return word.encode("utf-8", "surrogatepass").translate(_LEET_BYTES).decode("utf-8", "surrogatepass")
 
 
 def _printable_ratio(text: str) -> float:
@@ -237,12 +290,12 @@ def _readings(text: str) -> list[tuple[str, str]]:
     """The readings of one text (no decoding): folded, de-spaced, de-leeted, rot13, letters only."""
     cased = _fold_case(text)
     folded = _fold_letters(cased)
-    joined = join_spaced_letters(folded)
+    joined, spaced = _join(folded)
     readings = [("text", folded), ("text", joined), ("text", unleet(joined)),
                 # rot13 before the accents are stripped: rot13 leaves accented letters alone (as the
                 # codec does), stripping would not. (For ASCII text the two orders agree.)
                 ("text", rot13(folded) if cased.isascii() else _fold_letters(rot13(cased)))]
-    if _SPACED_HINT.search(folded) and _SPACED_LETTERS.search(folded):
+    if spaced:
         readings.append(("squashed", squash(readings[2][1])))  # the de-spaced, de-leeted reading, letters only
     return readings
 

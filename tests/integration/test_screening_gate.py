@@ -48,6 +48,11 @@ def http_entry_points(text):
                 {"role": "tool", "tool_call_id": "t1", "content": "sunny"}]}),
             ("chat.tool", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [hello, {"role": "assistant", "content": None, "tool_calls": [chat_call]},
                                                                 {"role": "tool", "tool_call_id": "t1", "content": text}]}),
+            ("invoke.tool_spec", "/v1/invoke", {"prompt": "hello there", "tools": [{"name": "lookup", "description": text}]}),
+            ("invoke.tool_spec.schema", "/v1/invoke", {"prompt": "hello there", "tools": [{"name": "lookup", "description": "Looks up an order", "parameters": {
+                "type": "object", "properties": {"order": {"type": "string", "description": text}}}}]}),
+            ("chat.tool_spec", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [hello], "tools": [
+                {"type": "function", "function": {"name": "lookup", "description": text, "parameters": {"type": "object", "properties": {}}}}]}),
             ("jobs.prompt", "/v1/jobs", {"input": {"prompts": ["a harmless first item", text]}}),
             ("jobs.system", "/v1/jobs", {"input": {"prompts": ["a harmless item"]}, "system": text})]
 

@@ -140,3 +140,13 @@ def test_str_split_whitespace_is_exactly_the_regex_whitespace_fold_relied_on():
 
     space = re.compile(r"\s")
     assert [code for code in range(sys.maxunicode + 1) if bool(space.match(chr(code))) != chr(code).isspace()] == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1é \t._*-/|!\n")), max_size=40))
+def test_spaced_letters_and_leetspeak_are_joined_exactly_as_before(text):
+    """The dense case for the rewritten patterns: letters, digits and separators only."""
+    from chalicelib.screening import normalize
+    from tests.data.screening import normalize_reference
+
+    assert _outputs(normalize, text) == _outputs(normalize_reference, text)

@@ -74,29 +74,38 @@ def resolve_model(aliases: dict[str, str], requested: str | None, default: str) 
 
 
 def screen_messages(services: Services, tenant: Tenant, trace_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Screen every text and tool result the caller put in user messages; PII-redacted where the policy says."""
-    screened = []
-    for message in messages:
-        if message["role"] != "user":
-            screened.append(message)
-            continue
-        blocks = []
-        for block in message["content"]:
-            if "text" in block:
-                verdict = services.screening.require_allowed(block["text"], tenant.tenant, trace_id, "invoke")
-                blocks.append({"text": verdict.redacted_text or block["text"]})
-            elif "toolResult" in block:
-                result = block["toolResult"]
-                parts = []
-                for part in result.get("content", []):
-                    text = part["text"] if "text" in part else json.dumps(part.get("json"))
-                    verdict = services.screening.require_allowed(text, tenant.tenant, trace_id, "invoke.tool_result")
-                    parts.append({"text": verdict.redacted_text} if verdict.redacted_text else part)
-                blocks.append({"toolResult": {**result, "content": parts}})
-            else:
-                blocks.append(block)
-        screened.append({"role": "user", "content": blocks})
-    return screened
+    """Screen every text the caller puts in front of the model, whatever its role: user text, tool results,
+    and assistant turns too (a caller-supplied assistant turn is the caller's text, which the model reads as
+    its own: text and the inputs of the tool calls it claims). PII-redacted where the policy says."""
+    return [{**message, "content": [_screened_block(services, tenant, trace_id, message["role"], block) for block in message["content"]]}
+            for message in messages]
+
+
+def _screened_block(services: Services, tenant: Tenant, trace_id: str, role: str, block: dict[str, Any]) -> dict[str, Any]:
+    def allowed(text: str, entry_point: str) -> Any:
+        return services.screening.require_allowed(text, tenant.tenant, trace_id, entry_point)
+
+    if "text" in block:
+        verdict = allowed(block["text"], "invoke" if role == "user" else "invoke.assistant")
+        return {"text": verdict.redacted_text or block["text"]}
+    if "toolUse" in block:  # a JSON input cannot be redacted in place: it passes whole or is refused
+        allowed(json.dumps(block["toolUse"].get("input") or {}, ensure_ascii=False), "invoke.tool_use")
+        return block
+    if "toolResult" in block:
+        result = block["toolResult"]
+        parts = []
+        for part in result.get("content", []):
+            text = part["text"] if "text" in part else json.dumps(part.get("json"), ensure_ascii=False)
+            verdict = allowed(text, "invoke.tool_result")
+            parts.append({"text": verdict.redacted_text} if verdict.redacted_text else part)
+        return {"toolResult": {**result, "content": parts}}
+    return block
+
+
+def tool_spec_text(spec: dict[str, Any]) -> str:
+    """What the model reads of a tool spec: its description, and its input schema (property descriptions, enums)."""
+    tool = spec["toolSpec"]
+    return tool.get("description", "") + "\n" + json.dumps(tool.get("inputSchema", {}), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,8 @@ def plan_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_
     settings = services.settings
     check_tools(services, exchange.server_tools)
     client_specs, client_checks = compile_client_tools(exchange.client_tools, reserved=set(exchange.server_tools))
+    for spec in client_specs:  # a declared tool's description and schema are the caller's text, read by the model
+        services.screening.require_allowed(tool_spec_text(spec), tenant.tenant, trace_id, "invoke.tool_spec")
     if exchange.system:
         services.screening.require_allowed(exchange.system, tenant.tenant, trace_id, "invoke.system")
     limits = AgentLimits(

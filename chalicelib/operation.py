@@ -8,6 +8,7 @@ handler runs, so a handler receives an authenticated tenant.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, Callable
 
 from chalice import Blueprint, Chalice, Response
@@ -94,17 +95,29 @@ def _register(routes: Blueprint, operation: Operation) -> None:
     routes.route(operation.path, methods=[operation.method], content_types=ACCEPTED_CONTENT_TYPES)(view)
 
 
+def handler(module: str, name: str, *bound: Any) -> Callable[..., ApiResponse]:
+    """The handler `name` of `module`, imported on its operation's first call (`bound` arguments first, as
+    functools.partial): declaring a route loads nothing of it, so `import app` (every Lambda's cold start)
+    does not load the capabilities a function never serves."""
+
+    def call(*args: Any) -> ApiResponse:
+        return getattr(import_module(module), name)(*bound, *args)  # type: ignore[no-any-return]
+
+    call.__qualname__ = f"{module}.{name}"
+    return call
+
+
 def answer_other_methods(app: Chalice, operations: tuple[Operation, ...]) -> None:
     """Any other method on a known path: our 405 with Allow, rather than Chalice's body (API Gateway routes
     these here too). Called after every blueprint is registered, so it sees every route. On the
     OpenAI-compatible paths the 405 is in OpenAI's shape, like every other error there."""
-    from .api import method_not_allowed as refuse
-    from .chat_completions import openai_error
-
     allowed = {path: sorted(methods) for path, methods in app.routes.items()}
     openai_paths = frozenset(operation.path for operation in operations if operation.openai)
 
     def method_not_allowed(**_uri_params: str) -> Response:
+        from .api import method_not_allowed as refuse
+        from .chat_completions import openai_error
+
         path = app.current_request.context["resourcePath"]
         method = app.current_request.method
         return answer(app, lambda request: refuse(request, method, allowed[path]), openai_error if path in openai_paths else None)

@@ -17,7 +17,6 @@ from .meter.ledger import Ledger
 from .meter.spill import MeterWriter
 from .models import ModelBackend
 from .models.bedrock import BedrockBackend
-from .models.self_hosted import SelfHostedBackend
 from .registry.store import DynamoRegistryStore, RegistryStore
 from .registry.toolbox import ToolClients
 from .router import RecommendationCache, Router
@@ -71,6 +70,8 @@ def get_services() -> Services:
 def build_backends(settings: Settings) -> dict[str, ModelBackend]:
     backends: dict[str, ModelBackend] = {"bedrock": BedrockBackend.from_settings(settings.models.bedrock_max_attempts, settings.models.bedrock_read_timeout_s)}
     if settings.models.self_hosted_endpoint:
+        from .models.self_hosted import SelfHostedBackend
+
         backends["self_hosted"] = SelfHostedBackend(settings.models.self_hosted_endpoint, settings.models.self_hosted_timeout_s, settings.models.self_hosted_model)
     return backends
 

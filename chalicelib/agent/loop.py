@@ -233,9 +233,14 @@ def _error_block(tool_use_id: str, message: str) -> dict[str, Any]:
 
 def _tool_result_block(call: ToolCall, guard: ToolResultGuard | None) -> dict[str, Any]:
     if call.status != "success":
-        return _error_block(call.tool_use_id, call.error or call.status)
+        # A tool's error message can carry what it read (an HTTP error body, a file's line): screened too.
+        message = call.error or call.status
+        withheld = guard(message) if guard else None
+        return _error_block(call.tool_use_id, f"error withheld by screening: {withheld}" if withheld else message)
     text = call.output if isinstance(call.output, str) else json.dumps(call.output, default=str)
-    withheld = guard(text) if guard else None
+    # Screened as written, not \u-escaped: homoglyphs and accents are what the normaliser folds.
+    readable = text if isinstance(call.output, str) else json.dumps(call.output, default=str, ensure_ascii=False)
+    withheld = guard(readable) if guard else None
     if withheld:
         call.status, call.error = "error", f"result withheld by screening: {withheld}"
         return _error_block(call.tool_use_id, call.error)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..table import Table, open_table
-from .recommendation import Assessment, DecisionState
+
+if TYPE_CHECKING:  # the recommendation (and break-even) code loads when a decision is read, not with the store
+    from .recommendation import Assessment, DecisionState
 
 
 class DecisionStore:
@@ -15,6 +17,8 @@ class DecisionStore:
         self._table = open_table(table_name, ("scope", "day"), dynamodb)
 
     def latest(self, scope: str = "global") -> DecisionState:
+        from .recommendation import DecisionState
+
         items = self._table.query(scope, descending=True, limit=1)
         if not items:
             return DecisionState()

@@ -74,6 +74,11 @@ def put_item(kind: Kind, request: ApiRequest, tenant: Tenant) -> ApiResponse:
 
     def work() -> dict[str, Any]:
         _CHECKS[kind](services, tenant.tenant, name, definition)
+        if isinstance(definition, ToolDefinition):  # its description and schema reach every model that is offered it
+            from ..invoke import tool_spec_text
+
+            spec = {"toolSpec": {"description": definition.description, "inputSchema": {"json": definition.input_schema}}}
+            services.screening.require_allowed(tool_spec_text(spec), tenant.tenant, request.trace_id, "registry.tool")
         record = services.registry.put(tenant.tenant, kind, name, definition.model_dump(mode="json"))
         return _VIEWS[kind].model_validate(record).model_dump(mode="json")
 

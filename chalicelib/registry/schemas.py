@@ -9,9 +9,8 @@ from pydantic import ConfigDict, Field, field_validator
 
 from ..api_schemas import MODEL_ID_PATTERN
 from ..basemodel import BaseModel  # pydantic's, built on first use (chalicelib/basemodel.py)
+from . import NAME_PATTERN
 
-# Converse's toolSpec name rule (and a path segment without escaping).
-NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 # Lambda functions a tenant may register: the deploy template lets the API invoke only these (and only
 # those tagged with the calling tenant), see deploy/package.py.
 TOOL_FUNCTION_PREFIX = "crossover-tool-"

@@ -13,19 +13,20 @@ import dataclasses
 import threading
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..agent.tools import ToolRegistry
 from ..config import Settings
-from ..netguard import NetworkPolicy
 from ..observability import logger, metrics
-from .schemas import HttpsTarget, LambdaTarget, McpTarget, ToolDefinition
 from .store import RegistryStore
-from .targets import CallContext, SecretCache, ToolFailure, call_https, call_lambda, call_mcp
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded when a request names a registered tool: an invoke without one never needs them
     from ..auth import Tenant
+    from ..netguard import NetworkPolicy
     from ..services import Services
+    from .schemas import ToolDefinition
+    from .targets import CallContext, SecretCache
 
 
 class ToolInputInvalid(ValueError):
@@ -48,15 +49,22 @@ def schema_errors(schema: dict[str, Any], value: Any, limit: int = 5) -> list[st
 
 
 def definition_from(record: dict[str, Any]) -> ToolDefinition:
+    from .schemas import ToolDefinition
+
     return ToolDefinition.model_validate({key: value for key, value in record.items() if key not in ("name", "updated_at")})
 
 
-# Dispatch by target kind (an explicit table, not attribute names built at run time).
-_CALLERS: dict[type, Callable[[Any, Any, CallContext, str], Any]] = {
-    LambdaTarget: lambda target, payload, ctx, _name: call_lambda(target, payload, ctx),
-    HttpsTarget: lambda target, payload, ctx, _name: call_https(target, payload, ctx),
-    McpTarget: call_mcp,
-}
+def _caller(target: Any) -> Callable[[Any, Any, CallContext, str], Any]:
+    """Dispatch by target kind (an explicit table, not attribute names built at run time)."""
+    from .schemas import HttpsTarget, LambdaTarget, McpTarget
+    from .targets import call_https, call_lambda, call_mcp
+
+    callers: dict[type, Callable[[Any, Any, CallContext, str], Any]] = {
+        LambdaTarget: lambda target, payload, ctx, _name: call_lambda(target, payload, ctx),
+        HttpsTarget: lambda target, payload, ctx, _name: call_https(target, payload, ctx),
+        McpTarget: call_mcp,
+    }
+    return callers[type(target)]
 
 
 @dataclass
@@ -77,6 +85,8 @@ class RegisteredTool:
                              "inputSchema": {"json": self.definition.input_schema}}}
 
     def run(self, raw_input: Any) -> Any:
+        from .targets import ToolFailure
+
         started = time.perf_counter()
         status = "success"
         try:
@@ -85,7 +95,7 @@ class RegisteredTool:
                 status = "invalid_input"
                 raise ToolInputInvalid("invalid tool input: " + "; ".join(problems))
             try:
-                result = _CALLERS[type(self.definition.target)](self.definition.target, raw_input, self.context, self.name)
+                result = _caller(self.definition.target)(self.definition.target, raw_input, self.context, self.name)
             except ToolFailure as exc:
                 status = exc.status
                 raise
@@ -128,7 +138,14 @@ class ToolClients:
         self._role_arn = role_arn
         self._clients: dict[tuple[str, str, float], Any] = {}
         self._lock = threading.Lock()
-        self.secret = SecretCache(lambda tenant: self._client("secretsmanager", tenant, 5.0), secret_cache_s)
+        self._secret_cache_s = secret_cache_s
+
+    @cached_property
+    def secret(self) -> SecretCache:
+        """Tool secrets, cached per process (made when a registered tool first needs one)."""
+        from .targets import SecretCache
+
+        return SecretCache(lambda tenant: self._client("secretsmanager", tenant, 5.0), self._secret_cache_s)
 
     def lambda_client(self, tenant: str, timeout_s: float) -> Any:
         return self._client("lambda", tenant, timeout_s)
@@ -166,6 +183,8 @@ class ToolClients:
 
 
 def network_policy(settings: Settings) -> NetworkPolicy:
+    from ..netguard import NetworkPolicy
+
     return NetworkPolicy.from_settings(settings.registry.tool_allow_http, settings.registry.tool_network_allowlist)
 
 
@@ -173,6 +192,11 @@ def load_registered(store: RegistryStore, settings: Settings, clients: ToolClien
                     builtin: ToolRegistry, trace_id: str) -> dict[str, RegisteredTool]:
     """The tenant's registered tools among `names` (built-in names and unknown names are skipped)."""
     found: dict[str, RegisteredTool] = {}
+    if not names:
+        return found
+    from .schemas import McpTarget
+    from .targets import CallContext
+
     for name in dict.fromkeys(names):
         if builtin.get(name) is not None:
             continue

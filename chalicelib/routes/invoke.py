@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 from .. import api
-from ..operation import IDEMPOTENCY_KEY, INVOKE_ERRORS, AUTHENTICATED, Operation, blueprint, path_parameter
-from ..registry import api as registry_api
-from ..registry.schemas import NAME_PATTERN
+from ..operation import IDEMPOTENCY_KEY, INVOKE_ERRORS, AUTHENTICATED, Operation, blueprint, handler, path_parameter
+from ..registry import NAME_PATTERN
 
 OPERATIONS = (
     Operation("invoke", "POST", "/v1/invoke", api.invoke, 200, "InvokeResponse", "The agent's answer", INVOKE_ERRORS,
               body="InvokeRequest", parameters=(IDEMPOTENCY_KEY,)),
-    Operation("invokeAgent", "POST", "/v1/agents/{name}/invoke", registry_api.invoke_agent, 200, "InvokeResponse",
+    Operation("invokeAgent", "POST", "/v1/agents/{name}/invoke", handler("chalicelib.registry.api", "invoke_agent"), 200, "InvokeResponse",
               "The agent's answer (an /v1/invoke body; system, model and tools come from the agent)", INVOKE_ERRORS,
               body="InvokeRequest", parameters=(path_parameter("name", NAME_PATTERN), IDEMPOTENCY_KEY)),
     # OpenAI-compatible: errors in OpenAI's shape, so its SDKs raise their usual exceptions.

@@ -13,7 +13,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Literal, Protocol
+from typing import Callable, Iterable, Literal, Protocol
 
 from . import classifier
 from .matcher import Matcher, RulePattern, matcher_for, to_regex
@@ -159,11 +159,11 @@ def rules_matcher(rules: tuple[Rule, ...]) -> Matcher:
     return matcher_for(rule_patterns(rules))
 
 
-def match_rules(text: str, rules: tuple[Rule, ...]) -> list[Rule]:
-    """The rules that match any reading of `text`, strongest first."""
+def match_rules(text: str, rules: tuple[Rule, ...], readings: Callable[[str], list[tuple[str, str]]] = views) -> list[Rule]:
+    """The rules that match any reading of `text` (`readings`: the normaliser; a benchmark passes another), strongest first."""
     matcher = rules_matcher(rules)
     hits: set[int] = set()
-    for kind, reading in views(text):
+    for kind, reading in readings(text):
         hits |= matcher.matches(kind, reading.encode("utf-8", "surrogatepass"))
         if len(hits) == len(rules):
             break
@@ -202,7 +202,7 @@ def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] 
     if policy.classifier_enabled:
         try:
             probability = classifier.score(text, classifier.load_model())
-        except classifier.ModelError as exc:  # a broken artefact is a deployment fault: the policy decides, as for managed checks
+        except Exception as exc:  # noqa: BLE001  a broken artefact (ModelError) or any fault while scoring: the policy decides, as for managed checks
             if not policy.fail_open:
                 return Verdict(False, 1.0, reasons + ("classifier.unavailable",), "classifier", elapsed())
             notes.append(f"classifier.unavailable:{exc.__class__.__name__}")

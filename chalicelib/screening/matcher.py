@@ -22,7 +22,7 @@ import os
 import re  # only for rule patterns (ours) and ASCII word tokens, never a backtracking match on a rule
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 COMPILED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "compiled")
 _WORD_GAP = re.compile(r"~(\d+)~")
@@ -125,6 +125,40 @@ class HyperscanMatcher:
         return hits
 
 
+class _Occurrences:
+    """Which of some patterns occur in some bytes: one Hyperscan pass, one report per pattern at most."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        self._database = load_or_compile(list(enumerate(patterns)))  # shipped by `make package`, like the rules'
+        self._local = threading.local()
+
+    def __call__(self, data: bytes) -> set[int]:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._hs.Scratch(self._database)
+        found: set[int] = set()
+        self._database.scan(data, match_event_handler=lambda index, *_: found.add(index), scratch=scratch)
+        return found
+
+
+_OCCURRENCES: dict[tuple[str, ...], "_Occurrences | None"] = {}
+
+
+def occurrences(patterns: tuple[str, ...]) -> "Callable[[bytes], set[int]] | None":
+    """A test of which `patterns` (regexes over bytes) occur in some bytes, in one linear pass (~40 us per
+    32 KB): the normaliser skips a regex scan whose pattern cannot match. None where Hyperscan is not
+    installed (then the caller scans)."""
+    if patterns not in _OCCURRENCES:
+        try:
+            _OCCURRENCES[patterns] = _Occurrences(patterns)
+        except ImportError:
+            _OCCURRENCES[patterns] = None
+    return _OCCURRENCES[patterns]
+
+
 def _hyperscan_flags():  # noqa: ANN202
     import hyperscan
 
@@ -205,16 +239,18 @@ def matcher_for(rules: Iterable[RulePattern], engine: str | None = None) -> Matc
 
 
 def build(folder: str = COMPILED_DIR) -> list[str]:
-    """Compile the shipped rule packs' databases into `folder` (what `make package` ships)."""
+    """Compile the shipped rule packs' databases, and the normaliser's, into `folder` (what `make package` ships)."""
     import hyperscan
 
     from .core import load_rules, rule_patterns
+    from .normalize import PAYLOAD_HINTS
 
     rules = rule_patterns(load_rules())
     os.makedirs(folder, exist_ok=True)
     written = []
-    for kind in sorted({kind for rule in rules for kind in rule.views}):
-        members = [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+    databases = [[(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+                 for kind in sorted({kind for rule in rules for kind in rule.views})]
+    for members in databases + [list(enumerate(PAYLOAD_HINTS))]:  # the rules' per view kind, the normaliser's test
         path = os.path.join(folder, f"{database_key(members)}.hsdb")
         if not os.path.exists(path):
             with open(path, "wb") as out:

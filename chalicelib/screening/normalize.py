@@ -20,17 +20,24 @@ from itertools import islice
 
 # Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
-# Control characters and whitespace runs become one space, in one pass.
-_CONTROL_OR_SPACES = re.compile(r"[\s\x00-\x08\x0e-\x1f\x7f-\x9f]+")
+# Control characters that are not whitespace become a space; then every whitespace run is one space
+# (str.split's whitespace is exactly re's \s: checked over every code point in the tests).
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 # Letters spaced or punctuated apart: "i g n o r e", "i.g.n.o.r.e" (4 letters or more, not touching
-# other letters). Linear: each repetition is one separator then one letter (no choice), an attempt
-# that reaches a letter backs off one step at most, and one that fails is shorter than 5 letters.
-# (The former `\b(?:[a-z0-9][sep]){3,}[a-z0-9]\b` was quadratic: "a.a.a...._a_a_a...ab".)
+# other letters): `(?<![a-z0-9])[a-z0-9](?:[sep][a-z0-9]){3,}(?![a-z0-9])`. Linear: each repetition is
+# one separator then one letter (no choice), an attempt that reaches a letter backs off one step at
+# most, and one that fails is shorter than 5 letters. (The former `\b(?:[a-z0-9][sep]){3,}[a-z0-9]\b`
+# was quadratic: "a.a.a...._a_a_a...ab".) Written to match from the run's first separator (its first
+# letter stays where it is): a pattern that starts with a character class lets the engine skip to the
+# separators, where a look-behind first is tried at every position; the look-behinds then say that the
+# character before the separator is a letter or digit and the one before that is not. The same runs,
+# so the same text (tests/data/screening/normalize_reference.py has the plain form).
 _SEPARATOR_CHARS = " \t._*-/|"
-_SPACED_LETTERS = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[ \t._*\-/|][a-z0-9]){3,}(?![a-z0-9])")
+_SPACED_TAIL = re.compile(r"[ \t._*\-/|](?<=[a-z0-9].)(?<![a-z0-9]{2}.)[a-z0-9](?:[ \t._*\-/|][a-z0-9]){2,}(?![a-z0-9])")
 _DROP_SEPARATORS = str.maketrans("", "", _SEPARATOR_CHARS)
-# "ig-no-re": one character of look-behind and look-ahead, constant work per position.
-_INTRA_WORD_SEPARATORS = re.compile(r"(?<=[a-z])[._*\-|](?=[a-z])")
+# "ig-no-re": one character of look-behind and look-ahead, constant work per position. The separator
+# comes first so that the engine skips to separators; the look-behind then checks the letter before it.
+_INTRA_WORD_SEPARATORS = re.compile(r"[._*\-|](?<=[a-z].)(?=[a-z])")
 
 _HOMOGLYPHS = str.maketrans({
     # Cyrillic
@@ -56,18 +63,23 @@ _ACCENTS = _accent_table()
 # One table, applied only when the text has a character in it: str.translate pays for every
 # character it does not find (an exception each), which is most of a non-Latin text.
 _FOLD_TABLE = {**_ACCENTS, **_HOMOGLYPHS}
-_FOLDABLE = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(_FOLD_TABLE)) + "]")
+# Runs of foldable characters, each translated alone: str.translate pays for every character it does
+# not find (an exception each), which is most of a non-Latin text; a run has none it does not find.
+_FOLDABLE_RUN = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(_FOLD_TABLE)) + "]+")
 # rot13 on the UTF-8 bytes: the same letters as the codec (ASCII only, every other character's bytes
 # are >= 0x80), without str.translate's cost per unmapped character.
 _ROT13_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                                b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i", "|": "l", "+": "t"})
+_LEET_BYTES = bytes.maketrans(bytes(_LEET), "".join(_LEET.values()).encode())  # the same map, on UTF-8 bytes
 
 # A failed attempt stops within 16 characters; a successful one is never rescanned.
 _BASE64_CANDIDATE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 # Starts only at a word boundary, and only the attempts that start within the last 8 pairs before
 # a boundary-free tail can fail after scanning it: at most ~8 scans of any stretch of text.
-_HEX_CANDIDATE = re.compile(r"\b(?:[0-9a-fA-F]{2}[\s:]?){8,}\b")
+# (`\b(?:[0-9a-fA-F]{2}[\s:]?){8,}\b` written hex digit first, so the engine skips to hex digits:
+# the look-behind after it says the character before that digit is not a word character.)
+_HEX_CANDIDATE = re.compile(r"[0-9a-fA-F](?<!\w\w)[0-9a-fA-F][\s:]?(?:[0-9a-fA-F]{2}[\s:]?){7,}\b")
 _URL_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
 _HAS_LETTER = re.compile(r"[a-z]")
 # Text carried by invisible characters: tag characters spell ASCII (U+E0020-E007E), and a run of
@@ -85,20 +97,46 @@ MAX_READINGS = 32  # readings of one input, all depths together
 
 def fold(text: str) -> str:
     """NFKC, invisible and control characters removed, homoglyphs and accents folded, lower case, one space."""
+    return _fold_letters(_fold_case(text))
+
+
+def _fold_case(text: str) -> str:
+    """fold's first half: NFKC, invisible characters removed, lower case."""
     text = unicodedata.normalize("NFKC", text)
     if not text.isascii():  # every invisible character is non-ASCII
         text = _INVISIBLE.sub("", text)
-    text = text.lower()
-    if not text.isascii() and _FOLDABLE.search(text):  # the common case skips this
-        # Homoglyphs to Latin, accents stripped, so one rule covers "instruções"/"instrucoes".
-        text = text.translate(_FOLD_TABLE)
-    return _CONTROL_OR_SPACES.sub(" ", text).strip()
+    return text.lower()
+
+
+def _fold_letters(text: str) -> str:
+    """fold's second half: homoglyphs to Latin and accents stripped (so one rule covers "instruções" and
+    "instrucoes"), control characters and whitespace runs to one space."""
+    if not text.isascii():
+        folded, runs = _FOLDABLE_RUN.subn(_fold_run, text, count=_MAX_RUNS)
+        # Many runs (accents or look-alikes every other character): one call a run would cost more than
+        # str.translate's lookup of every character, so translate the whole text instead (same result).
+        text = folded if runs < _MAX_RUNS else text.translate(_FOLD_TABLE)
+    if _CONTROL.search(text):
+        text = _CONTROL.sub(" ", text)
+    return " ".join(text.split())
+
+
+_MAX_RUNS = 256  # ~0.1 ms of callbacks; past it str.translate is the cheaper way
+
+
+def _fold_run(match: re.Match[str]) -> str:
+    return match.group(0).translate(_FOLD_TABLE)
 
 
 def join_spaced_letters(folded: str) -> str:
     """Undo letter spacing and intra-word punctuation: "i g n o r e" and "ig-no-re" become "ignore"."""
-    joined = _SPACED_LETTERS.sub(lambda match: match.group(0).translate(_DROP_SEPARATORS), folded)
-    return _INTRA_WORD_SEPARATORS.sub("", joined)
+    return _join(folded)[0]
+
+
+def _join(folded: str) -> tuple[str, bool]:
+    """join_spaced_letters, and whether any spaced-out letters were joined."""
+    joined, runs = _SPACED_TAIL.subn(lambda match: match.group(0).translate(_DROP_SEPARATORS), folded)
+    return _INTRA_WORD_SEPARATORS.sub("", joined), runs > 0
 
 
 _LEET_HINT = re.compile(r"[a-z][0134579@$!|+]|[0134579@$!|+][a-z]")
@@ -108,17 +146,57 @@ def unleet(folded: str) -> str:
     """Leetspeak folded to letters, but only inside words that have letters (numbers stay numbers)."""
     if not _LEET_HINT.search(folded):
         return folded
-    return _LEET_WORD.sub(_unleet_word, folded)
+    if not _WHITESPACE_BUT_SPACE.search(folded):  # every folded text: words are what lies between spaces
+        few = _unleet_few_words(folded)
+        if few is not None:
+            return few
+    first = _FIRST_LEET_WORD.match(folded)
+    head, start = ("", 0) if first is None else (_unleet_word(first), first.end())
+    return head + _LEET_WORD.sub(_unleet_word, folded[start:])
 
 
-# A word with a leetspeak character in it. Linear: it starts only where a word starts, and the lazy
-# scan to the first such character stops at the word's end.
-_LEET_WORD = re.compile(r"(?<!\S)\S*?[0134579@$!|+]\S*")
+# A word with a leetspeak character in it, with the whitespace before it (so the engine skips from one
+# whitespace character to the next instead of trying a look-behind at every position); the first word
+# of the text on its own. Linear: the scan to the first such character stops at the word's end.
+_LEET_WORD = re.compile(r"\s[^\s0134579@$!|+]*[0134579@$!|+]\S*")
+_FIRST_LEET_WORD = re.compile(r"[^\s0134579@$!|+]*[0134579@$!|+]\S*")
+
+
+_LEET_CHAR = re.compile(r"[0134579@$!|+]")
+_WHITESPACE_BUT_SPACE = re.compile(r"[^\S ]")
+_MAX_LEET_WORDS = 128  # ~0.1 ms of Python; past it the regex's one pass over the text is the cheaper way
+
+
+def _unleet_few_words(text: str) -> str | None:
+    """unleet for a text whose only whitespace is " ": from each leetspeak character to the spaces around
+    its word (str.find), instead of a regex pass over every word; prose has a few such words (a number,
+    "wow!"). None past _MAX_LEET_WORDS words."""
+    pieces, done = [], 0
+    for _ in range(_MAX_LEET_WORDS):
+        found = _LEET_CHAR.search(text, done)
+        if found is None:
+            pieces.append(text[done:])
+            return "".join(pieces)
+        start = text.rfind(" ", done, found.start()) + 1  # done is 0 or a space: found in range when > 0
+        end = text.find(" ", found.end())
+        end = len(text) if end < 0 else end
+        pieces += (text[done:start], _unleet_text(text[start:end]))
+        done = end
+    return None
 
 
 def _unleet_word(match: re.Match[str]) -> str:
-    word = match.group(0)
-    return word.translate(_LEET) if _HAS_LETTER.search(word) else word
+    return _unleet_text(match.group(0))  # whitespace before the word is neither leetspeak nor a letter: unchanged
+
+
+def _unleet_text(word: str) -> str:
+    if not _HAS_LETTER.search(word):
+        return word
+    if word.isascii():
+        return word.translate(_LEET)
+    # str.translate looks up every non-ASCII character (~100 ns each; a 32k-character "word" of random
+    # Unicode is 3 ms); leetspeak is ASCII to ASCII, and UTF-8 keeps ASCII bytes for ASCII characters only.
+    return word.encode("utf-8", "surrogatepass").translate(_LEET_BYTES).decode("utf-8", "surrogatepass")
 
 
 def _printable_ratio(text: str) -> float:
@@ -138,17 +216,38 @@ def _as_text(raw: bytes) -> str | None:
     return decoded[:MAX_DECODED_CHARS]
 
 
+# Where a candidate of each kind may be, as patterns on the UTF-8 bytes that match wherever the regexes
+# above could (supersets: no word boundaries, no run lengths for the invisible characters; a non-ASCII
+# whitespace character is 2-4 bytes >= 0x80). Tag characters are F3 A0 80/81 xx, variation selectors
+# EF B8 80-8F (VS1-16) and F3 A0 84-87 xx (VS17-256).
+PAYLOAD_HINTS = (r"[A-Za-z0-9+/_-]{16}", r"(?:[0-9a-fA-F]{2}(?:[\x09-\x0d\x1c-\x20:]|[\x80-\xff]{2,4})?){8}",
+                 r"\xf3\xa0[\x80\x81]", r"\xef\xb8[\x80-\x8f]|\xf3\xa0[\x84-\x87]")
+_BASE64, _HEX, _TAGS, _SELECTORS = range(4)
+
+
+def _payload_kinds(text: str) -> set[int]:
+    """The candidate kinds that may occur in `text`: one Hyperscan pass (~40 us per 32 KB) instead of four
+    regex scans (~0.5-1 ms per 32 KB each) that nearly always find nothing. Without Hyperscan: all kinds."""
+    from .matcher import occurrences  # here: normalize stays importable, and cheap to import, without it
+
+    test = occurrences(PAYLOAD_HINTS)
+    return set(range(len(PAYLOAD_HINTS))) if test is None else test(text.encode("utf-8", "surrogatepass"))
+
+
 def decoded_payloads(text: str) -> list[str]:
     """Texts hidden in invisible characters, base64, hex or URL encoding inside `text` (one level)."""
     found: list[str] = []
-    if not text.isascii():
+    kinds = _payload_kinds(text)
+    if _TAGS in kinds:
         for match in islice(_TAG_RUN.finditer(text), MAX_PAYLOADS):
             found.append(match.group(0).translate(_TAG_TO_ASCII)[:MAX_DECODED_CHARS])
+    if _SELECTORS in kinds:
         for match in islice(_SELECTOR_RUN.finditer(text), MAX_PAYLOADS):
             decoded = _as_text(match.group(0).translate(_SELECTOR_TO_BYTE).encode("latin-1"))
             if decoded:
                 found.append(decoded)
-    for candidate in islice((match.group(0) for match in _BASE64_CANDIDATE.finditer(text)), MAX_PAYLOADS):
+    base64_candidates = _BASE64_CANDIDATE.finditer(text) if _BASE64 in kinds else ()
+    for candidate in islice((match.group(0) for match in base64_candidates), MAX_PAYLOADS):
         padded = candidate + "=" * (-len(candidate) % 4)
         for decoder in (base64.b64decode, base64.urlsafe_b64decode):
             try:
@@ -158,7 +257,8 @@ def decoded_payloads(text: str) -> list[str]:
             if decoded:
                 found.append(decoded)
                 break
-    for candidate in islice((match.group(0) for match in _HEX_CANDIDATE.finditer(text)), MAX_PAYLOADS):
+    hex_candidates = _HEX_CANDIDATE.finditer(text) if _HEX in kinds else ()
+    for candidate in islice((match.group(0) for match in hex_candidates), MAX_PAYLOADS):
         try:
             decoded = _as_text(bytes.fromhex(re.sub(r"[\s:]", "", candidate)))
         except ValueError:
@@ -176,22 +276,27 @@ def rot13(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").translate(_ROT13_BYTES).decode("utf-8", "surrogatepass")
 
 
+_NOT_LOWER_LETTERS = bytes(set(range(256)) - set(b"abcdefghijklmnopqrstuvwxyz"))
+
+
 def squash(folded: str) -> str:
     """Letters only: "d r o p all p r i o r" -> "dropallprior". Word boundaries are lost, so only
-    the dedicated 'squashed' rules read it, and only when letters were spaced apart."""
-    return re.sub(r"[^a-z]", "", folded)
+    the dedicated 'squashed' rules read it, and only when letters were spaced apart.
+    (On the UTF-8 bytes: every byte of a non-ASCII character is >= 0x80, so dropped with it.)"""
+    return folded.encode("utf-8", "surrogatepass").translate(None, _NOT_LOWER_LETTERS).decode("ascii")
 
 
 def _readings(text: str) -> list[tuple[str, str]]:
     """The readings of one text (no decoding): folded, de-spaced, de-leeted, rot13, letters only."""
-    folded = fold(text)
-    joined = join_spaced_letters(folded)
+    cased = _fold_case(text)
+    folded = _fold_letters(cased)
+    joined, spaced = _join(folded)
     readings = [("text", folded), ("text", joined), ("text", unleet(joined)),
-                # rot13 before folding: rot13 leaves accented letters alone, folding would not.
-                # (for ASCII text the two orders agree, and the folded text is at hand)
-                ("text", rot13(folded) if text.isascii() else fold(rot13(text)))]
-    if _SPACED_LETTERS.search(folded):
-        readings.append(("squashed", squash(unleet(folded))))
+                # rot13 before the accents are stripped: rot13 leaves accented letters alone (as the
+                # codec does), stripping would not. (For ASCII text the two orders agree.)
+                ("text", rot13(folded) if cased.isascii() else _fold_letters(rot13(cased)))]
+    if spaced:
+        readings.append(("squashed", squash(readings[2][1])))  # the de-spaced, de-leeted reading, letters only
     return readings
 
 

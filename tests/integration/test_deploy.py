@@ -53,9 +53,13 @@ def test_the_lambda_ships_the_linear_time_matchers_and_the_current_compiled_rule
     packages = "python/lib/python3.11/site-packages/"
     assert any(name.startswith(packages + "hyperscan/_hs_ext") and name.endswith("x86_64-linux-gnu.so") for name in layer), "hyperscan"
     assert any(name.startswith(packages + "_re2.") and name.endswith("x86_64-linux-gnu.so") for name in layer), "google-re2"
+    from chalicelib.screening.normalize import PAYLOAD_HINTS
+
     rules = rule_patterns(load_rules())
-    for kind in {kind for rule in rules for kind in rule.views}:
-        members = [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+    databases = {kind: [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+                 for kind in {kind for rule in rules for kind in rule.views}}
+    databases["normaliser.payload_hints"] = list(enumerate(PAYLOAD_HINTS))
+    for kind, members in databases.items():
         shipped = f"chalicelib/screening/rules/compiled/{database_key(members)}.hsdb"
         assert shipped in names, kind
         mode = zipfile.ZipFile(packaged / "deployment.zip").getinfo(shipped).external_attr >> 16

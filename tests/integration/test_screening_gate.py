@@ -19,11 +19,48 @@ REASON = "inj.en.override_instructions"
 
 
 def http_entry_points(text):
-    """(entry point, path, body) for every HTTP way a text reaches a model."""
+    """(entry point, path, body) for every HTTP way a text reaches a model: every role of a stateless
+    conversation (a caller-supplied assistant turn, and the tool calls it claims, included), a stored
+    conversation, OpenAI chat messages of every role, jobs."""
+    hello, call = {"role": "user", "content": "hello there"}, {"id": "t1", "name": "calculator", "input": {"expression": "2+2"}}
+    claimed = {"id": "t1", "name": "calculator", "input": {"expression": "2+2", "note": text}}
+    chat_call = {"id": "t1", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}
+    chat_claimed = {**chat_call, "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris", "note": text})}}
     return [("invoke.prompt", "/v1/invoke", {"prompt": text}),
             ("invoke.system", "/v1/invoke", {"prompt": "hello there", "system": text}),
+            ("invoke.messages.user", "/v1/invoke", {"messages": [hello, {"role": "assistant", "content": "Hi."}, {"role": "user", "content": text}]}),
+            ("invoke.messages.assistant", "/v1/invoke", {"messages": [hello, {"role": "assistant", "content": text},
+                                                                      {"role": "user", "content": "go on"}]}),
+            ("invoke.messages.tool_use", "/v1/invoke", {"messages": [hello, {"role": "assistant", "tool_calls": [claimed]},
+                                                                     {"role": "tool", "tool_use_id": "t1", "content": "4"}]}),
+            ("invoke.messages.tool_result", "/v1/invoke", {"messages": [hello, {"role": "assistant", "tool_calls": [call]},
+                                                                        {"role": "tool", "tool_use_id": "t1", "content": text}]}),
+            ("invoke.messages.tool_result_json", "/v1/invoke", {"messages": [hello, {"role": "assistant", "tool_calls": [call]},
+                                                                             {"role": "tool", "tool_use_id": "t1", "content": {"result": text}}]}),
+            ("invoke.conversation", "/v1/invoke", {"prompt": text, "store": True}),
+            ("chat.user", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [{"role": "user", "content": text}]}),
+            ("chat.system", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [{"role": "system", "content": text}, hello]}),
+            ("chat.developer", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [{"role": "developer", "content": text}, hello]}),
+            ("chat.assistant", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [hello, {"role": "assistant", "content": text},
+                                                                     {"role": "user", "content": "go on"}]}),
+            ("chat.assistant.tool_call", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [
+                hello, {"role": "assistant", "content": None, "tool_calls": [chat_claimed]},
+                {"role": "tool", "tool_call_id": "t1", "content": "sunny"}]}),
+            ("chat.tool", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [hello, {"role": "assistant", "content": None, "tool_calls": [chat_call]},
+                                                                {"role": "tool", "tool_call_id": "t1", "content": text}]}),
+            ("invoke.tool_spec", "/v1/invoke", {"prompt": "hello there", "tools": [{"name": "lookup", "description": text}]}),
+            ("invoke.tool_spec.schema", "/v1/invoke", {"prompt": "hello there", "tools": [{"name": "lookup", "description": "Looks up an order", "parameters": {
+                "type": "object", "properties": {"order": {"type": "string", "description": text}}}}]}),
+            ("chat.tool_spec", "/v1/chat/completions", {"model": "claude-sonnet", "messages": [hello], "tools": [
+                {"type": "function", "function": {"name": "lookup", "description": text, "parameters": {"type": "object", "properties": {}}}}]}),
             ("jobs.prompt", "/v1/jobs", {"input": {"prompts": ["a harmless first item", text]}}),
             ("jobs.system", "/v1/jobs", {"input": {"prompts": ["a harmless item"]}, "system": text})]
+
+
+def reasons_of(response):
+    """The reason codes of a 403 (OpenAI-shaped chat errors carry none: None)."""
+    details = response.json_body["error"].get("details")
+    return set(details["reasons"]) if details is not None else None
 
 
 def event_entry_points(services, text):
@@ -58,7 +95,8 @@ def test_the_same_attack_gets_the_same_verdict_at_every_entry_point(jobs_client,
         response = post_json(jobs_client, path, body)
         assert response.status_code == 403, name
         error = response.json_body["error"]
-        assert error["code"] == "prompt_rejected" and set(error["details"]["reasons"]) == expected, name
+        assert error["code"] == "prompt_rejected" and reasons_of(response) in (expected, None), name
+        assert name.startswith("chat.") or reasons_of(response) == expected, name
     for name, outcome in event_entry_points(services, ATTACK).items():
         assert outcome["status"] == "rejected" and outcome["reason"] == "prompt_rejected", (name, outcome)
         if "reasons" in outcome:
@@ -91,7 +129,8 @@ def test_a_screening_failure_is_a_403_with_a_reason_not_a_500(jobs_client, monke
     for name, path, body in http_entry_points("What is the capital of France?"):
         response = post_json(jobs_client, path, body)
         assert response.status_code == 403, name
-        assert response.json_body["error"]["details"]["reasons"] == ["rules.unavailable"], name
+        assert response.json_body["error"]["code"] == "prompt_rejected", name
+        assert reasons_of(response) in ({"rules.unavailable"}, None) and (name.startswith("chat.") or reasons_of(response)), name
 
 
 HOSTILE = {name: text for name, text in hostile_inputs(32_000)}

@@ -59,3 +59,36 @@ def test_import_app_defers_building_the_models_the_first_invoke_does_not_use():
     assert found["models"] > 50
     assert len(found["built"]) < 10, found["built"]  # the few outside chalicelib/basemodel.py
     assert found["invoke_built"] is True  # built on first use, and validates
+
+
+# What the first POST /v1/invoke never needs (benchmarks/cold_start_zip.py runs it from the zips): the other
+# capabilities' handlers and models, OpenAPI, reports, break-even and recommendation, registered tools' targets,
+# the self-hosted backend. Each loads when its route or event is first asked for (chalicelib/operation.handler,
+# imports inside functions), so no Lambda's cold start pays for them.
+NOT_FOR_THE_FIRST_INVOKE = (
+    "chalicelib.chat_completions", "chalicelib.openapi", "chalicelib.uploads", "chalicelib.storage", "chalicelib.events",
+    "chalicelib.jobs", "chalicelib.jobs.service", "chalicelib.jobs.models", "chalicelib.conversations.view",
+    "chalicelib.registry.api", "chalicelib.registry.agents", "chalicelib.registry.schemas", "chalicelib.registry.targets",
+    "chalicelib.netguard", "chalicelib.meter.recommendation", "chalicelib.meter.breakeven", "chalicelib.meter.report",
+    "chalicelib.meter.service", "chalicelib.meter.render", "chalicelib.meter.planning", "chalicelib.models.self_hosted",
+    "chalicelib.models.openai_compat", "chalicelib.screening.managed", "chalicelib.cli", "jsonschema", "mcp",
+)
+
+
+def test_import_app_loads_nothing_the_first_invoke_does_not_need():
+    found = fresh("import json, sys\n"
+                  "import app\n"
+                  f"print(json.dumps(sorted(m for m in {NOT_FOR_THE_FIRST_INVOKE!r} if m in sys.modules)))")
+    assert found == []
+
+
+def test_the_lazily_named_handlers_still_answer_their_routes():
+    """The routes whose handlers load on first call: each resolves to a function of the module it names."""
+    found = fresh("import json, importlib\n"
+                  "import app\n"
+                  "from chalicelib.routes import all_operations\n"
+                  "lazy = [op for op in all_operations() if op.handler.__qualname__.startswith('chalicelib.')]\n"
+                  "resolved = [callable(getattr(importlib.import_module(op.handler.__qualname__.rsplit('.', 1)[0]),\n"
+                  "                             op.handler.__qualname__.rsplit('.', 1)[1])) for op in lazy]\n"
+                  "print(json.dumps({'lazy': len(lazy), 'resolved': all(resolved)}))")
+    assert found == {"lazy": 9, "resolved": True}

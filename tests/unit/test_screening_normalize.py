@@ -83,3 +83,70 @@ def test_text_smuggled_in_tag_characters_or_variation_selectors_is_read():
 
     assert readable("\U0001F600" + "".join(selector(byte) for byte in ATTACK.encode()))
     assert not readable("\u2764\ufe0f \u263a\ufe0f")  # emoji presentation selectors are not a payload
+
+
+# ---- the faster normaliser returns exactly what the classifier was trained on ----
+
+def _corpus_texts() -> list[str]:
+    import sys
+    from pathlib import Path
+
+    corpus = str(Path(__file__).resolve().parents[1] / "data" / "screening" / "corpus")
+    sys.path.insert(0, corpus)
+    try:
+        from dataset import load_rows
+    finally:
+        sys.path.remove(corpus)
+    from tests.data.screening.hostile import hostile_inputs
+
+    return [row["text"] for row in load_rows()] + [text for size in (300, 4_000) for _, text in hostile_inputs(size)]
+
+
+def _classifier_functions(module) -> tuple:  # noqa: ANN001
+    return (module.fold, module.join_spaced_letters, module.unleet, module.decoded_payloads, module.squash)
+
+
+def _outputs(module, text: str) -> tuple:  # noqa: ANN001
+    fold_, join, unleet_, payloads, squash_ = _classifier_functions(module)
+    folded = fold_(text)
+    joined = join(folded)
+    # join and unleet also on raw text: the classifier only passes folded text, but the functions are public
+    return folded, joined, unleet_(joined), payloads(text), squash_(unleet_(folded)), join(text), unleet_(text)
+
+
+def test_classifier_inputs_are_identical_to_the_frozen_reference_on_the_whole_corpus():
+    from chalicelib.screening import normalize
+    from tests.data.screening import normalize_reference
+
+    texts = _corpus_texts()
+    assert len(texts) > 1000
+    different = [text[:80] for text in texts if _outputs(normalize, text) != _outputs(normalize_reference, text)]
+    assert different == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("\ufe0f\U000e0041\U000e0101AF9abcdeio01345 \t\n._*-/|!@$+=%:éçõßİ\u200bаеοＡ\x00\x85\u3000\u2028ﬁ")), max_size=80)
+       | st.text(max_size=60))
+def test_classifier_inputs_are_identical_to_the_frozen_reference_on_generated_text(text):
+    from chalicelib.screening import normalize
+    from tests.data.screening import normalize_reference
+
+    assert _outputs(normalize, text) == _outputs(normalize_reference, text)
+
+
+def test_str_split_whitespace_is_exactly_the_regex_whitespace_fold_relied_on():
+    import re
+    import sys
+
+    space = re.compile(r"\s")
+    assert [code for code in range(sys.maxunicode + 1) if bool(space.match(chr(code))) != chr(code).isspace()] == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1é \t._*-/|!\n")), max_size=40))
+def test_spaced_letters_and_leetspeak_are_joined_exactly_as_before(text):
+    """The dense case for the rewritten patterns: letters, digits and separators only."""
+    from chalicelib.screening import normalize
+    from tests.data.screening import normalize_reference
+
+    assert _outputs(normalize, text) == _outputs(normalize_reference, text)

@@ -81,3 +81,26 @@ def test_anchor_words_come_from_a_plain_first_group():
 def test_screen_never_raises(text):
     verdict = screen(text)
     assert 0.0 <= verdict.score <= 1.0
+
+
+def test_the_faster_normaliser_loses_no_rule_hit_on_the_labelled_corpus():
+    """The readings the rules see may change (the squashed reading, rot13 of decomposed accents), but
+    not what the rules catch: on every corpus text, the rules that match the shipped readings include
+    those that matched the normaliser's readings before (tests/data/screening/normalize_reference.py)."""
+    import sys
+    from pathlib import Path
+
+    from chalicelib.screening.core import match_rules
+    from tests.data.screening import normalize_reference
+
+    corpus = str(Path(__file__).resolve().parents[1] / "data" / "screening" / "corpus")
+    sys.path.insert(0, corpus)
+    try:
+        from dataset import load_rows
+    finally:
+        sys.path.remove(corpus)
+    rules = load_rules()
+    texts = [row["text"] for row in load_rows()]
+    lost = [(text[:60], sorted({rule.id for rule in match_rules(text, rules, normalize_reference.views)}
+                               - {rule.id for rule in match_rules(text, rules)})) for text in texts]
+    assert [entry for entry in lost if entry[1]] == []

@@ -141,3 +141,18 @@ def test_a_failing_rule_engine_blocks_instead_of_raising(monkeypatch):
     monkeypatch.setattr(core, "match_rules", broken)
     verdict = screen("What is the capital of France?")
     assert not verdict.allowed and verdict.reasons == ("rules.unavailable",)
+
+
+def test_a_classifier_fault_of_any_kind_is_a_verdict_not_an_exception(monkeypatch):
+    """Not only a broken artefact: whatever goes wrong while scoring, the gate answers (fail closed by default)."""
+    from chalicelib.screening import classifier
+    from chalicelib.screening.core import Policy, screen
+
+    def broken(*_args, **_kwargs):
+        raise RecursionError("scoring failed")
+
+    monkeypatch.setattr(classifier, "score", broken)
+    closed = screen("What is the capital of France?", Policy())
+    assert not closed.allowed and closed.reasons == ("classifier.unavailable",)
+    opened = screen("What is the capital of France?", Policy(fail_open=True))
+    assert opened.allowed and opened.notes == ("classifier.unavailable:RecursionError",)

@@ -33,7 +33,7 @@ sys.path.insert(0, CORPUS)
 import numpy as np  # noqa: E402
 from dataset import load_rows  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
-from train import encode, fit, training_grams  # noqa: E402
+from train import encode, fit, trainable, training_grams, with_variants  # noqa: E402
 
 from chalicelib.screening import classifier, screen  # noqa: E402
 from chalicelib.screening.core import combine, load_rules, match_rules  # noqa: E402
@@ -91,27 +91,27 @@ def report(title: str, rows: list[dict], rule_scores: list[float], model_scores:
     return combined
 
 
-_FOLD_DATA: tuple = ()  # (rows, encoded, windows_of) for the fold workers, inherited by fork
+_FOLD_DATA: tuple = ()  # (training rows, encoded, windows_of) for the fold workers, inherited by fork
 
 
-def _fold_scores(fold: tuple[list[int], list[int]]) -> list[float]:
-    rows, encoded, windows_of = _FOLD_DATA
-    train, test = fold
-    model = classifier.model_from(fit(rows, encoded, train, CALIBRATION_FOLDS), "fold")
+def _fold_scores(test: list[int]) -> list[float]:
+    training, encoded, windows_of = _FOLD_DATA
+    model = classifier.model_from(fit(training, encoded, trainable(training, set(test)), CALIBRATION_FOLDS), "fold")
     return classifier_scores(model, [windows_of[i] for i in test])
 
 
-def out_of_fold(rows: list[dict], encoded, windows_of: list[list[set[str]]], folds: list[tuple[list[int], list[int]]], jobs: int) -> list[float]:
-    """Every test row scored by the model of its fold (trained without it); folds run in `jobs` processes."""
+def out_of_fold(rows: list[dict], training: list[dict], encoded, windows_of: list[list[set[str]]], folds: list[list[int]], jobs: int) -> list[float]:
+    """Every test row scored by the model of its fold, trained on `training` (the corpus and its variants, as
+    `make screening-model` trains) less the fold's rows and every variant made from them; `jobs` processes."""
     global _FOLD_DATA
-    _FOLD_DATA = (rows, encoded, windows_of)
+    _FOLD_DATA = (training, encoded, windows_of)
     if jobs > 1:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.map(_fold_scores, folds, chunksize=1)
     else:
         results = [_fold_scores(fold) for fold in folds]
     scores = [0.0] * len(rows)
-    for (_, test), values in zip(folds, results):
+    for test, values in zip(folds, results):
         for index, value in zip(test, values):
             scores[index] = value
     return scores
@@ -131,26 +131,26 @@ def main() -> None:
     shipped = classifier.load_model()
     rules = load_rules()
     rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules)) for row in rows]
-    encoded = encode([training_grams(row["text"]) for row in rows])
+    training = with_variants(rows)  # rows first, then the augmented variants (each naming its parents)
+    encoded = encode([training_grams(row["text"]) for row in training])
     windows_of = [runtime_grams(row["text"], shipped) for row in rows]
     labels = np.array([row["label"] == "attack" for row in rows])
     print(f"corpus: {len(rows)} rows, {int(labels.sum())} attacks, {len(rows) - int(labels.sum())} benign, "
           f"{len({row['source'] for row in rows})} sources; shipped model {shipped.version}, {len(shipped.weights)} features")
 
     # Random split: 5 stratified folds, every row scored by a model that did not see it.
-    folds = [(list(train), list(test)) for train, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=13).split(np.zeros(len(rows)), labels)]
-    random_scores = out_of_fold(rows, encoded, windows_of, folds, args.jobs)
+    folds = [list(test) for _, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=13).split(np.zeros(len(rows)), labels)]
+    random_scores = out_of_fold(rows, training, encoded, windows_of, folds, args.jobs)
     combined = report("random split, 5-fold", rows, rule_scores, random_scores)
     threshold, recall, fpr = threshold_at_fpr(rows, combined, TARGET_FPR)
     print(f"  at FPR <= {TARGET_FPR}: block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
 
     if not args.quick:
         sources = sorted({row["source"] for row in rows})
-        folds = [([i for i, row in enumerate(rows) if row["source"] != source], [i for i, row in enumerate(rows) if row["source"] == source])
-                 for source in sources]
-        held_out = out_of_fold(rows, encoded, windows_of, folds, args.jobs)
+        folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
+        held_out = out_of_fold(rows, training, encoded, windows_of, folds, args.jobs)
         per_source = []
-        for source, (_, test) in zip(sources, folds):
+        for source, test in zip(sources, folds):
             source_rows = [rows[i] for i in test]
             gate = [combine((rule_scores[i], held_out[i])) >= THRESHOLD for i in test]
             per_source.append((source, rates(source_rows, gate)))

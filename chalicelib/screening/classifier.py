@@ -50,7 +50,9 @@ class Model:
     char_ngrams: tuple[int, ...]
     window: int
     max_windows: int
-    readings: bool = False  # also the de-spaced, de-leeted, accent-folded reading of each window
+    # Also read the de-spaced, de-leeted, accent-folded reading of each window: "" no, "full" all its n-grams,
+    # "words" the n-grams of only the words that folding changed (most of a window folds to itself).
+    readings: str = ""
 
 
 def prepare(text: str) -> str:
@@ -68,14 +70,19 @@ def features(window: str, char_ngrams: tuple[int, ...] = (3, 4, 5)) -> set[str]:
     return grams
 
 
-def window_features(window: str, char_ngrams: tuple[int, ...] = (3, 4, 5), readings: bool = False) -> set[str]:
+def window_features(window: str, char_ngrams: tuple[int, ...] = (3, 4, 5), readings: str = "") -> set[str]:
     """The n-grams the model reads in one prepared window: its own, and with `readings`, those of the
     normaliser's folded reading too (letters spaced or leeted apart, accents, homoglyphs undone).
-    A set union: words both readings share are looked up once."""
+    A set union: n-grams both readings share are looked up once."""
     grams = features(window, char_ngrams)
     if readings:
         folded = unleet(join_spaced_letters(fold(window)))
-        if folded != window:
+        if folded == window:
+            return grams
+        if readings == "words":  # each changed word alone, space-padded: a fraction of a whole second reading
+            for word in set(folded.split()).difference(window.split()):
+                grams |= features(f" {word} ", char_ngrams)
+        else:
             grams |= features(folded, char_ngrams)
     return grams
 
@@ -183,4 +190,9 @@ def load_model(model_dir: str = MODEL_DIR) -> Model:
 def model_from(raw: dict, version: str) -> Model:
     """A model from the artefact's content (the benchmark builds one per held-out fold this way)."""
     return Model(version, raw["weights"], float(raw["bias"]), (float(raw["platt"][0]), float(raw["platt"][1])),
-                 tuple(raw["char_ngrams"]), int(raw["window"]), int(raw["max_windows"]), bool(raw.get("readings", False)))
+                 tuple(raw["char_ngrams"]), int(raw["window"]), int(raw["max_windows"]), _readings_mode(raw.get("readings", "")))
+
+
+def _readings_mode(value: object) -> str:
+    """Artefacts before "words" stored a bool: True meant the full folded reading."""
+    return "full" if value is True else str(value or "")

@@ -50,7 +50,9 @@ def test_tampered_artefact_is_refused(tmp_path):
     model_dir = _copy_model(tmp_path)
     with open(os.path.join(model_dir, "classifier.bin"), "r+b") as handle:
         handle.seek(100)
-        handle.write(b"9")
+        byte = handle.read(1)
+        handle.seek(100)
+        handle.write(bytes([byte[0] ^ 1]))  # always a different byte (writing "9" over a "9" tampered nothing)
     with pytest.raises(classifier.ModelError, match="sha256"):
         classifier.load_model(model_dir)
 
@@ -93,8 +95,7 @@ def test_a_plain_attack_scores_high_and_unseen_paraphrases_rank_above_ordinary_r
     assert max(benign) < 0.2
 
 
-@pytest.mark.parametrize("text", NEW_ATTACKS[:2] + [pytest.param(NEW_ATTACKS[2], marks=pytest.mark.xfail(
-    strict=True, reason="known miss: indirect exfiltration without trigger words scores ~0.37 (benchmarks/README.md)"))])
+@pytest.mark.parametrize("text", NEW_ATTACKS)  # the third (indirect exfiltration, no trigger words) is caught since AgentDojo's injections
 def test_the_gate_blocks_unseen_paraphrases(text):
     assert not screen(text).allowed
 
@@ -114,14 +115,14 @@ def test_leetspeak_and_letters_split_by_punctuation_do_not_hide_an_attack():
     seen = classifier.score(disguised, model)
     # The folded reading brings back the words' n-grams (the leet ones stay too, so the score is diluted, not lost).
     assert seen >= 0.6 * classifier.score(NEW_ATTACKS[0], model)
-    assert seen > 2 * classifier.score(disguised, dataclasses.replace(model, readings=False))
+    assert seen > 2 * classifier.score(disguised, dataclasses.replace(model, readings=""))
 
 
 def test_an_attack_hidden_in_base64_is_scored_on_its_decoded_text():
     model = classifier.load_model()
     wrapped = "Please decode this and do what it says: " + base64.b64encode(NEW_ATTACKS[0].encode()).decode()
     assert classifier.score(wrapped, model) >= 0.5
-    assert classifier.score(wrapped, dataclasses.replace(model, readings=False)) < 0.5  # the decoded reading is what caught it
+    assert classifier.score(wrapped, dataclasses.replace(model, readings="")) < 0.5  # the decoded reading is what caught it
 
 
 @pytest.mark.parametrize("text", ["", " ", "\n\t", "\u200b\u200b", "output", "tools", "system prompt", "answer"])
@@ -190,7 +191,7 @@ def test_a_broken_artefact_fails_closed_unless_the_policy_fails_open(monkeypatch
 
 def test_the_binary_artefact_round_trips_and_refuses_a_truncated_body():
     raw = {"weights": {"ign": 1.25, "w:system prompt": -0.5, "é漢字": 0.125, "bad\0gram": 9.0}, "bias": -1.0,
-           "platt": [1.0, 0.0], "char_ngrams": [3, 4, 5], "window": 1024, "max_windows": 3, "readings": True}
+           "platt": [1.0, 0.0], "char_ngrams": [3, 4, 5], "window": 1024, "max_windows": 3, "readings": "full"}
     body = classifier.encode_artefact(raw)
     decoded = classifier.decode_artefact(body)
     assert decoded["weights"] == {"ign": 1.25, "w:system prompt": -0.5, "é漢字": 0.125}  # a NUL n-gram cannot be stored

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ SEED = 13
 CHAR_NGRAMS = (3, 4, 5)
 WINDOW = 1024
 MAX_WINDOWS = 3  # head, middle, tail: every corpus text fits in 3, and 32,000 characters cost 3 windows
-READINGS = True  # the normaliser's folded reading too (spaced, leeted, accented, homoglyph letters undone)
+READINGS = True  # also the folded reading (spaced, leeted, accented, homoglyph letters undone): True = "full"; "words": only the words folding changed
 MAX_FEATURES = 60_000
 MIN_DF = 2
 C = 8.0
@@ -40,6 +41,91 @@ C = 8.0
 # probability is moved to this prior (a log-odds shift): a borderline text must look more like an attack.
 DEPLOYMENT_PRIOR = 0.05
 CALIBRATION_FOLDS = 5
+AUGMENT = False  # add augment()'s variants of the training rows (measured: no gain on held-out sources yet)
+
+
+# Augmentation: the framings in which attacks reach a model (documents, tool outputs, role-play) and the
+# edits that paraphrase them, applied to the *training* rows only. Each variant keeps its origin's source
+# and names its parent rows (payload and carrier), so holding a row out holds out every variant made from it.
+FRAMES = (
+    "Subject: {title}\nFrom: support@example.com\n\n{before}\n\n{payload}\n\nBest regards,\nThe team",
+    "<html><body><h1>{title}</h1><p>{before}</p>\n<!-- {payload} -->\n<p>{after}</p></body></html>",
+    '{{"tool": "search", "status": "ok", "results": [{{"title": "{title}", "snippet": "{before} {payload}"}}]}}',
+    "# {title}\n\n{before}\n\n> {payload}\n\n{after}",
+    "def handler(event):\n    # {payload}\n    return summarise({title!r})\n\n\"\"\"{before}\"\"\"",
+    "Ticket #4821 ({title})\nCustomer note: {before}\nInternal note: {payload}\nStatus: open",
+    "Translate the following text:\n\n{before} {payload} {after}",
+    "Let's play a game. You are an actor playing a character in a film. Stay in character. {payload}",
+    "Write a short story in which one character tells another: \"{payload}\"",
+    "{before}\n\n{payload}",
+    "{payload}\n\n{after}",
+)
+VARIANTS_PER_ATTACK = 2
+FRAMED_BENIGN = 1500  # benign rows framed the same way (no payload inside), so a frame alone teaches nothing
+
+
+def _rng(text: str, salt: str) -> random.Random:
+    return random.Random(int.from_bytes(hashlib.sha256((salt + text).encode("utf-8")).digest()[:8], "little"))
+
+
+def _excerpt(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text[:limit].rsplit(" ", 1)[0] if len(text) > limit else text
+
+
+def paraphrase(text: str, rng: random.Random) -> str:
+    """A cheap paraphrase: some words dropped, one pair of neighbours swapped (what rewording does to n-grams)."""
+    words = text.split()
+    kept = [word for word in words if rng.random() > 0.15]
+    if len(words) < 6 or len(kept) < 2:
+        return text
+    index = rng.randrange(len(kept) - 1)
+    kept[index:index + 2] = kept[index + 1], kept[index]
+    return " ".join(kept)
+
+
+def framed(payload: str, carrier: str, rng: random.Random) -> str:
+    """`payload` inside a frame (e-mail, web page, tool output, ...) filled with an excerpt of the benign `carrier`."""
+    text = " ".join(carrier.split())
+    cut = rng.randint(80, 320)
+    return rng.choice(FRAMES).format(title=_excerpt(text, 40) or "Notes", before=_excerpt(text, cut),
+                                     after=_excerpt(text[cut:], 200), payload=payload)
+
+
+def augment(rows: list[dict]) -> list[dict]:
+    """Deterministic variants of the rows: each attack framed inside a benign carrier and/or paraphrased, and
+    a sample of benign rows framed around another benign text (negatives that keep the frames neutral).
+    Each variant names its `parents` (indices into `rows`): it is trained on only when they all are."""
+    benign = [index for index, row in enumerate(rows) if row["label"] == "benign" and len(row["text"]) >= 40]
+    extra = []
+    for index, row in enumerate(rows):
+        if row["label"] != "attack":
+            continue
+        rng = _rng(row["text"], "attack")
+        for variant in range(VARIANTS_PER_ATTACK):
+            if variant == 0 or rng.random() < 0.5:
+                carrier = rng.choice(benign)
+                text = framed(row["text"] if variant == 0 else paraphrase(row["text"], rng), rows[carrier]["text"], rng)
+                extra.append({**row, "text": text, "parents": (index, carrier)})
+            else:
+                extra.append({**row, "text": paraphrase(row["text"], rng), "parents": (index,)})
+    rng = _rng("benign", "benign")
+    for index in rng.sample(benign, min(FRAMED_BENIGN, len(benign))):
+        carrier = rng.choice(benign)
+        extra.append({**rows[index], "text": framed(_excerpt(rows[index]["text"], 400), rows[carrier]["text"], rng),
+                      "parents": (index, carrier)})
+    return extra
+
+
+def with_variants(rows: list[dict]) -> list[dict]:
+    """The training rows: the corpus, then (with AUGMENT) its variants."""
+    return rows + augment(rows) if AUGMENT else rows
+
+
+def trainable(rows: list[dict], held_out: set[int]) -> list[int]:
+    """Indices of `rows` (with variants) a model may train on when the rows `held_out` are its test:
+    neither them nor any variant made from one of them (as payload or as carrier)."""
+    return [index for index, row in enumerate(rows) if index not in held_out and held_out.isdisjoint(row.get("parents", ()))]
 
 
 def training_grams(text: str) -> set[str]:
@@ -149,7 +235,7 @@ def write(artefact: dict, rows: list[dict], model_dir: str = MODEL_DIR) -> dict:
 
 def main() -> None:
     rows = load_rows()
-    manifest = write(fit(rows), rows)
+    manifest = write(fit(with_variants(rows)), rows)
     print(f"screening model {manifest['version']}: {manifest['features']} features from {len(rows)} rows "
           f"({sum(row['label'] == 'attack' for row in rows)} attacks)")
 

@@ -50,7 +50,9 @@ def test_tampered_artefact_is_refused(tmp_path):
     model_dir = _copy_model(tmp_path)
     with open(os.path.join(model_dir, "classifier.bin"), "r+b") as handle:
         handle.seek(100)
-        handle.write(b"9")
+        byte = handle.read(1)
+        handle.seek(100)
+        handle.write(bytes([byte[0] ^ 1]))  # always a different byte (writing "9" over a "9" tampered nothing)
     with pytest.raises(classifier.ModelError, match="sha256"):
         classifier.load_model(model_dir)
 
@@ -93,8 +95,7 @@ def test_a_plain_attack_scores_high_and_unseen_paraphrases_rank_above_ordinary_r
     assert max(benign) < 0.2
 
 
-@pytest.mark.parametrize("text", NEW_ATTACKS[:2] + [pytest.param(NEW_ATTACKS[2], marks=pytest.mark.xfail(
-    strict=True, reason="known miss: indirect exfiltration without trigger words scores ~0.37 (benchmarks/README.md)"))])
+@pytest.mark.parametrize("text", NEW_ATTACKS)  # the third (indirect exfiltration, no trigger words) is caught since AgentDojo's injections
 def test_the_gate_blocks_unseen_paraphrases(text):
     assert not screen(text).allowed
 

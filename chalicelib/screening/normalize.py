@@ -60,8 +60,6 @@ def _accent_table() -> dict[int, str]:
 
 
 _ACCENTS = _accent_table()
-# One table, applied only when the text has a character in it: str.translate pays for every
-# character it does not find (an exception each), which is most of a non-Latin text.
 _FOLD_TABLE = {**_ACCENTS, **_HOMOGLYPHS}
 # Runs of foldable characters, each translated alone: str.translate pays for every character it does
 # not find (an exception each), which is most of a non-Latin text; a run has none it does not find.
@@ -111,6 +109,12 @@ def _fold_case(text: str) -> str:
 def _fold_letters(text: str) -> str:
     """fold's second half: homoglyphs to Latin and accents stripped (so one rule covers "instruções" and
     "instrucoes"), control characters and whitespace runs to one space."""
+    return _fold_letters_counted(text)[0]
+
+
+def _fold_letters_counted(text: str) -> tuple[str, int]:
+    """_fold_letters, and how many runs of accents or look-alikes it folded (at least _MAX_RUNS: many)."""
+    runs = 0
     if not text.isascii():
         folded, runs = _FOLDABLE_RUN.subn(_fold_run, text, count=_MAX_RUNS)
         # Many runs (accents or look-alikes every other character): one call a run would cost more than
@@ -118,7 +122,7 @@ def _fold_letters(text: str) -> str:
         text = folded if runs < _MAX_RUNS else text.translate(_FOLD_TABLE)
     if _CONTROL.search(text):
         text = _CONTROL.sub(" ", text)
-    return " ".join(text.split())
+    return " ".join(text.split()), runs
 
 
 _MAX_RUNS = 256  # ~0.1 ms of callbacks; past it str.translate is the cheaper way
@@ -289,12 +293,13 @@ def squash(folded: str) -> str:
 def _readings(text: str) -> list[tuple[str, str]]:
     """The readings of one text (no decoding): folded, de-spaced, de-leeted, rot13, letters only."""
     cased = _fold_case(text)
-    folded = _fold_letters(cased)
+    folded, runs = _fold_letters_counted(cased)
     joined, spaced = _join(folded)
     readings = [("text", folded), ("text", joined), ("text", unleet(joined)),
                 # rot13 before the accents are stripped: rot13 leaves accented letters alone (as the
-                # codec does), stripping would not. (For ASCII text the two orders agree.)
-                ("text", rot13(folded) if cased.isascii() else _fold_letters(rot13(cased)))]
+                # codec does), stripping would not. With none to strip (ASCII, or Chinese, Arabic...)
+                # the two orders agree: rot13 changes ASCII letters only, the rest of folding none.
+                ("text", rot13(folded) if runs == 0 else _fold_letters(rot13(cased)))]
     if spaced:
         readings.append(("squashed", squash(readings[2][1])))  # the de-spaced, de-leeted reading, letters only
     return readings

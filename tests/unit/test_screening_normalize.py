@@ -150,3 +150,26 @@ def test_spaced_letters_and_leetspeak_are_joined_exactly_as_before(text):
     from tests.data.screening import normalize_reference
 
     assert _outputs(normalize, text) == _outputs(normalize_reference, text)
+
+
+def test_without_the_hyperscan_payload_test_the_payloads_are_the_same(monkeypatch):
+    """Off x86-64 (or if the database cannot load) every payload regex runs: slower, same result."""
+    from chalicelib.screening import matcher, normalize
+    from tests.data.screening.hostile import hostile_inputs
+
+    texts = [text for _, text in hostile_inputs(2_000)] + ["run: " + base64.b64encode(ATTACK.encode()).decode(), "x " + ATTACK.encode().hex()]
+    with_test = [decoded_payloads(text) for text in texts]
+    monkeypatch.setattr(matcher, "_OCCURRENCES", {normalize.PAYLOAD_HINTS: None})
+    assert [decoded_payloads(text) for text in texts] == with_test
+    assert any(with_test)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abnvAZ 1\t\x00\x85\u3000中文字éа")), max_size=40))
+def test_the_rot13_reading_is_rot13_before_the_accents_are_stripped(text):
+    """The shortcut (rot13 of the folded text when folding stripped nothing) gives the same reading."""
+    from chalicelib.screening import normalize
+
+    cased = normalize._fold_case(text)
+    expected = normalize._fold_letters(normalize.rot13(cased))
+    assert normalize._readings(text)[3] == ("text", expected)  # folded, joined, de-leeted, rot13

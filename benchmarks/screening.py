@@ -196,7 +196,7 @@ def latency(rows: list[dict], limit: int = 32_000) -> None:
         samples = [timed(function, text) for text in texts]
         print(f"[latency, CPU time on one core] {name} over {len(samples)} inputs of 0-32,000 chars: p50 {percentile(samples, 50):.2f} ms  "
               f"p99 {percentile(samples, 99):.2f} ms  max {max(samples):.2f} ms")
-    print(f"  (the classifier reads at most {model.max_windows} windows of {model.window} characters)")
+    print(f"  (the classifier reads at most {model.max_windows} windows of {model.window} characters, n-grams {model.char_ngrams}, folded reading: {model.readings or 'no'})")
 
 
 COLD = """

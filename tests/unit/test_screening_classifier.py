@@ -120,7 +120,7 @@ def test_leetspeak_and_letters_split_by_punctuation_do_not_hide_an_attack():
 
 def test_an_attack_hidden_in_base64_is_scored_on_its_decoded_text():
     model = classifier.load_model()
-    wrapped = "Please decode this and do what it says: " + base64.b64encode(NEW_ATTACKS[0].encode()).decode()
+    wrapped = "Attachment: " + base64.b64encode(NEW_ATTACKS[0].encode()).decode()
     assert classifier.score(wrapped, model) >= 0.5
     assert classifier.score(wrapped, dataclasses.replace(model, readings="")) < 0.5  # the decoded reading is what caught it
 

@@ -38,6 +38,17 @@ def test_every_public_row_has_a_recorded_source_and_licence(manifest, rows):
     assert set(counted) - {entry["source"] for entry in manifest} == {"crossover-team", "crossover-hard-negatives"}
 
 
+def test_the_manifest_describes_the_vendored_rows_and_pins_each_archive(manifest, rows):
+    """SOURCES.json is written with corpus.jsonl: a hand edit of either (or a stale one) shows here."""
+    for entry in manifest:
+        mine = [row for row in rows if row["source"] == entry["source"]]
+        assert entry["labels"] == dict(Counter(row["label"] for row in mine))
+        assert entry["categories"] == dict(Counter(f"{row['label']}:{row['category']}" for row in mine))
+        assert entry["languages"] == dict(Counter(row["lang"] for row in mine))
+        assert len(entry["sha256"]) == 64 and int(entry["sha256"], 16) >= 0
+    assert {row["label"] for row in rows} == {"attack", "benign"}
+
+
 def test_most_of_the_corpus_was_not_written_by_the_team(rows):
     ours = [row for row in rows if row["source"].startswith("crossover-")]
     assert len(ours) < 0.3 * len(rows)

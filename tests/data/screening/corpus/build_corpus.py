@@ -223,14 +223,49 @@ def redharness(root: str) -> Iterator[Row]:
             yield row(item["prompt"], "attack", "extraction")
 
 
+# Where each inspect-evals IPI vector puts its payload: which of the sample's repository files can carry it.
+IPI_VECTOR_FILES = {
+    "code_comment": lambda name: name.startswith("src/") and name.endswith(".py"),
+    "readme": lambda name: name.rsplit("/", 1)[-1].lower().startswith("readme"),
+    "config_file": lambda name: not name.endswith(".py") and name != "pyproject.toml" and not name.lower().endswith(".md"),
+}
+
+
+def ipi_payload_files(item: dict) -> list[str]:
+    """The repository files that carry a sample's injection: of the vector's kind, and matching the benchmark's
+    own detector for the malicious action (`payload_indicator`, a regular expression), in a comment for code."""
+    files = ast.literal_eval(item["repo_files"]) if isinstance(item["repo_files"], str) else item["repo_files"]
+    indicator = re.compile(item["payload_indicator"])
+    kind = IPI_VECTOR_FILES[item["injection_vector"]]
+    carriers = []
+    for name, content in sorted(files.items()):
+        readable = "\n".join(line for line in content.splitlines() if line.lstrip().startswith("#")) \
+            if item["injection_vector"] == "code_comment" else content
+        if kind(name) and indicator.search(readable):
+            carriers.append(content)
+    return carriers
+
+
 def inspect_evals(root: str) -> Iterator[Row]:
-    """Indirect injections in repository issues (with the benchmark's own benign controls)."""
-    for item in json_file(root, "inspect_evals/ipi_coding_agent/dataset/samples.json"):
+    """Indirect injections in repository issues and files (with the benchmark's own benign controls).
+
+    A sample's injection sits where its `injection_vector` says: in the issue text, or in a repository file the
+    agent reads (a code comment, a README, a config file). That text is the attack; the issue text of a sample
+    whose payload is in a file is an ordinary bug report, kept as benign."""
+    return inspect_evals_rows(json_file(root, "inspect_evals/ipi_coding_agent/dataset/samples.json"))
+
+
+def inspect_evals_rows(samples: list[dict]) -> Iterator[Row]:
+    for item in samples:
         text = item["issue_text"]
         if item.get("is_benign"):
             yield row(text, "benign", "hard_negative" if "suspicious" in item["id"] else "request")
-        else:
+        elif item["injection_vector"] == "issue_text":
             yield row(text, "attack", "indirect")
+        else:
+            yield row(text, "benign", "request")
+            for content in ipi_payload_files(item):
+                yield row(content[:2 * MAX_CHARS], "attack", "indirect")
 
 
 _HEADING = re.compile(r"(?m)^#+ .*$")

@@ -2,6 +2,7 @@
 from a held-out row into the model that is tested on it (the leave-one-source-out figures depend on that)."""
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -68,3 +69,13 @@ def test_changed_words_reading_adds_the_folded_words_ngrams_only():
     assert {"w:ignore", "ign", "gnore"} <= words and "ignore" not in " ".join(plain)
     unchanged = classifier.prepare("please summarise the report")
     assert classifier.window_features(unchanged, readings="words") == classifier.window_features(unchanged)
+
+
+def test_the_prior_shift_moves_a_calibrated_probability_from_the_corpus_prior_to_the_deployment_prior():
+    # A text scored at exactly the corpus's attack share is, in deployment, scored at the deployment prior;
+    # the shift is one log-odds constant, so it moves the default threshold's operating point, not the ranking.
+    for trained in (0.17, 0.5):
+        shifted = math.log(trained / (1 - trained)) + train.prior_shift(trained, train.DEPLOYMENT_PRIOR)
+        assert 1 / (1 + math.exp(-shifted)) == pytest.approx(train.DEPLOYMENT_PRIOR)
+    assert train.prior_shift(0.2, 0.2) == 0.0
+    assert 0 < train.DEPLOYMENT_PRIOR < 0.17  # real traffic holds fewer attacks than the corpus: the shift lowers scores

@@ -36,10 +36,13 @@ MAX_WINDOWS = 2  # head and tail: 32,000 characters cost 2 windows (3 measured t
 READINGS = "words"  # also the folded reading (spaced, leeted, accented, homoglyph letters undone), of the words folding changed ("full": all of it)
 MAX_FEATURES = 60_000
 MIN_DF = 2
-C = 8.0
+C = 24.0  # held out (LOSO, 39 sources): C 3 / 8 / 24 gave 0.630 / 0.637 / 0.641 at FPR 0.02 (tuned on LOSO: optimistic)
 # Platt scaling learns the corpus's share of attacks (~17%); real traffic has far fewer, so the calibrated
 # probability is moved to this prior (a log-odds shift): a borderline text must look more like an attack.
-DEPLOYMENT_PRIOR = 0.05
+# The shift sets where the default block_threshold 0.5 sits, not the ranking (recall at FPR 0.02 is the same
+# for any prior). Held out, hard negatives, not FPR, bind: at 0.5, prior 0.05 / 0.10 / 0.12 blocked 0.014 /
+# 0.019 / 0.023 of them (recall 0.474 / 0.531 / 0.553, FPR 0.002 / 0.004 / 0.005); 0.10 keeps them under 0.02.
+DEPLOYMENT_PRIOR = 0.10
 CALIBRATION_FOLDS = 5
 AUGMENT = False  # add augment()'s variants of the training rows (measured: no gain on held-out sources yet)
 

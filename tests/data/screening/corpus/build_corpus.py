@@ -223,39 +223,37 @@ def redharness(root: str) -> Iterator[Row]:
             yield row(item["prompt"], "attack", "extraction")
 
 
-# Where each inspect-evals IPI vector puts its payload: which of the sample's repository files can carry it.
-IPI_VECTOR_FILES = {
-    "code_comment": lambda name: name.startswith("src/") and name.endswith(".py"),
-    "readme": lambda name: name.rsplit("/", 1)[-1].lower().startswith("readme"),
-    "config_file": lambda name: not name.endswith(".py") and name != "pyproject.toml" and not name.lower().endswith(".md"),
+def _comments(content: str) -> str:
+    return "\n".join(line for line in content.splitlines() if line.lstrip().startswith("#"))
+
+
+# Where each inspect-evals IPI vector puts its payload: which repository files can carry it, and which part of
+# such a file the payload is read from (a code comment's payload is in the comments, not in the code).
+IPI_VECTORS: dict[str, tuple[Callable[[str], bool], Callable[[str], str]]] = {
+    "code_comment": (lambda name: name.startswith("src/") and name.endswith(".py"), _comments),
+    "readme": (lambda name: name.rsplit("/", 1)[-1].lower().startswith("readme"), str),
+    "config_file": (lambda name: not name.endswith(".py") and name != "pyproject.toml" and not name.lower().endswith(".md"), str),
 }
 
 
 def ipi_payload_files(item: dict) -> list[str]:
     """The repository files that carry a sample's injection: of the vector's kind, and matching the benchmark's
-    own detector for the malicious action (`payload_indicator`, a regular expression), in a comment for code."""
+    own detector for the malicious action (`payload_indicator`, a regular expression) where the vector puts it."""
     files = ast.literal_eval(item["repo_files"]) if isinstance(item["repo_files"], str) else item["repo_files"]
     indicator = re.compile(item["payload_indicator"])
-    kind = IPI_VECTOR_FILES[item["injection_vector"]]
-    carriers = []
-    for name, content in sorted(files.items()):
-        readable = "\n".join(line for line in content.splitlines() if line.lstrip().startswith("#")) \
-            if item["injection_vector"] == "code_comment" else content
-        if kind(name) and indicator.search(readable):
-            carriers.append(content)
-    return carriers
+    carries, readable = IPI_VECTORS[item["injection_vector"]]
+    return [content for name, content in sorted(files.items()) if carries(name) and indicator.search(readable(content))]
 
 
 def inspect_evals(root: str) -> Iterator[Row]:
-    """Indirect injections in repository issues and files (with the benchmark's own benign controls).
-
-    A sample's injection sits where its `injection_vector` says: in the issue text, or in a repository file the
-    agent reads (a code comment, a README, a config file). That text is the attack; the issue text of a sample
-    whose payload is in a file is an ordinary bug report, kept as benign."""
+    """Indirect injections in repository issues and files (with the benchmark's own benign controls)."""
     return inspect_evals_rows(json_file(root, "inspect_evals/ipi_coding_agent/dataset/samples.json"))
 
 
 def inspect_evals_rows(samples: list[dict]) -> Iterator[Row]:
+    """A sample's injection sits where its `injection_vector` says: in the issue text, or in a repository file the
+    agent reads (a code comment, a README, a config file). That text is the attack; the issue text of a sample
+    whose payload is in a file is an ordinary bug report, kept as benign."""
     for item in samples:
         text = item["issue_text"]
         if item.get("is_benign"):

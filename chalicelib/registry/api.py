@@ -33,8 +33,8 @@ def _mutate(services: Services, request: ApiRequest, tenant: Tenant, scope: str,
                     request.headers.get(IDEMPOTENCY_HEADER), payload, work)
 
 
-def check_tool(services: Services, tenant: str, name: str, definition: ToolDefinition) -> None:
-    """Registration rules that need the tenant or the network (the body's own rules are in the schema)."""
+def check_tool(services: Services, tenant: str, name: str, definition: ToolDefinition, trace_id: str) -> None:
+    """Registration rules that need the tenant, the network or screening (the body's own rules are in the schema)."""
     if services.tools.get(name) is not None:
         raise ValidationFailed(f"{name!r} is a built-in tool; choose another name.", {"field": "name"})
     target = definition.target
@@ -50,9 +50,14 @@ def check_tool(services: Services, tenant: str, name: str, definition: ToolDefin
     existing = {record["name"] for record in services.registry.list(tenant, "tool")}
     if name not in existing and len(existing) >= MAX_ITEMS_PER_KIND:
         raise ValidationFailed(f"A tenant may register at most {MAX_ITEMS_PER_KIND} tools.", {"max": MAX_ITEMS_PER_KIND})
+    # Last, after the cheap refusals: its description and schema reach every model that is offered the tool.
+    from ..invoke import tool_spec_text
+
+    services.screening.require_allowed(tool_spec_text(tool_spec(name, definition)), tenant, trace_id, "registry.tool")
 
 
-def check_agent(services: Services, tenant: str, name: str, definition: AgentDefinition) -> None:
+def check_agent(services: Services, tenant: str, name: str, definition: AgentDefinition, trace_id: str) -> None:
+    """Registration rules of an agent (its system prompt is screened when it runs, like any invoke's)."""
     registered = {record["name"] for record in services.registry.list(tenant, "tool")}
     unknown = sorted(set(definition.tools) - registered - set(services.tools.names()))
     if unknown:
@@ -64,7 +69,8 @@ def check_agent(services: Services, tenant: str, name: str, definition: AgentDef
 
 _VIEWS: dict[str, type] = {"tool": ToolView, "agent": AgentView}
 _DEFINITIONS: dict[str, type] = {"tool": ToolDefinition, "agent": AgentDefinition}
-_CHECKS: dict[str, Callable[[Services, str, str, Any], None]] = {"tool": check_tool, "agent": check_agent}
+# Each kind's check is the one home of its registration rules: (services, tenant, name, definition, trace_id).
+_CHECKS: dict[str, Callable[[Services, str, str, Any, str], None]] = {"tool": check_tool, "agent": check_agent}
 
 
 def put_item(kind: Kind, request: ApiRequest, tenant: Tenant) -> ApiResponse:
@@ -73,11 +79,7 @@ def put_item(kind: Kind, request: ApiRequest, tenant: Tenant) -> ApiResponse:
     definition = parse_body(request, _DEFINITIONS[kind])
 
     def work() -> dict[str, Any]:
-        _CHECKS[kind](services, tenant.tenant, name, definition)
-        if isinstance(definition, ToolDefinition):  # its description and schema reach every model that is offered it
-            from ..invoke import tool_spec_text
-
-            services.screening.require_allowed(tool_spec_text(tool_spec(name, definition)), tenant.tenant, request.trace_id, "registry.tool")
+        _CHECKS[kind](services, tenant.tenant, name, definition, request.trace_id)
         record = services.registry.put(tenant.tenant, kind, name, definition.model_dump(mode="json"))
         return _VIEWS[kind].model_validate(record).model_dump(mode="json")
 

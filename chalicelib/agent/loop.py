@@ -237,10 +237,10 @@ def _tool_result_block(call: ToolCall, guard: ToolResultGuard | None) -> dict[st
         message = call.error or call.status
         withheld = guard(message) if guard else None
         return _error_block(call.tool_use_id, f"error withheld by screening: {withheld}" if withheld else message)
-    text = call.output if isinstance(call.output, str) else json.dumps(call.output, default=str)
-    # Screened as written, not \u-escaped: homoglyphs and accents are what the normaliser folds.
-    readable = text if isinstance(call.output, str) else json.dumps(call.output, default=str, ensure_ascii=False)
-    withheld = guard(readable) if guard else None
+    # Serialised once, as written (not \u-escaped): the screen folds homoglyphs and accents but reads no JSON
+    # escapes, so an escaped "\u0456gnore" would pass it unread. The model gets this same text (or the same JSON).
+    text = call.output if isinstance(call.output, str) else json.dumps(call.output, default=str, ensure_ascii=False)
+    withheld = guard(text) if guard else None
     if withheld:
         call.status, call.error = "error", f"result withheld by screening: {withheld}"
         return _error_block(call.tool_use_id, call.error)

@@ -127,8 +127,14 @@ def plan_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_
     settings = services.settings
     check_tools(services, exchange.server_tools)
     client_specs, client_checks = compile_client_tools(exchange.client_tools, reserved=set(exchange.server_tools))
-    for spec in client_specs:  # a declared tool's description and schema are the caller's text, read by the model
-        services.screening.require_allowed(tool_spec_text(spec), tenant.tenant, trace_id, "invoke.tool_spec")
+    # A declared tool's description and schema are the caller's text, read by the model. Each spec is screened
+    # on its own, under the policy's size limit per spec (as every other text). Not joined into one screen: the
+    # rules would find the same, but the classifier reads an attack diluted by the other tools' text (its score
+    # scales with 1/sqrt(n-grams)); 422 of 1,230 corpus attacks blocked as one tool's description passed as the
+    # 4th of 5 specs screened as one text, while an ordinary spec costs ~0.1 ms (benchmarks/tool_specs.py).
+    for spec in client_specs:
+        services.screening.require_allowed(tool_spec_text(spec), tenant.tenant, trace_id, "invoke.tool_spec",
+                                           subject={"tool": spec["toolSpec"]["name"]})
     if exchange.system:
         services.screening.require_allowed(exchange.system, tenant.tenant, trace_id, "invoke.system")
     limits = AgentLimits(

@@ -5,7 +5,7 @@ calls `ScreeningService`; the decision itself is `core.screen`, a pure function.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -86,11 +86,14 @@ class ScreeningService:
         self.policies = policies
         self.checks = tuple(checks)
 
-    def verdict(self, text: str, tenant: str, trace_id: str, entry_point: str, managed: bool = True) -> Verdict:
-        """Screen and audit-log the decision (never the text)."""
+    def verdict(self, text: str, tenant: str, trace_id: str, entry_point: str, managed: bool = True, *,
+                subject: Mapping[str, str] | None = None) -> Verdict:
+        """Screen and audit-log the decision (never the text). `subject` (e.g. {"tool": name}) names what the
+        text is in the details of an error, when the entry point alone does not say (one of several tools)."""
         policy = self.policies.policy_for(tenant)
         if len(text) > policy.max_chars:
-            raise PromptTooLarge(f"Input longer than {policy.max_chars} characters.", {"max_chars": policy.max_chars, "chars": len(text)})
+            raise PromptTooLarge(f"Input longer than {policy.max_chars} characters.",
+                                 {"max_chars": policy.max_chars, "chars": len(text), **(subject or {})})
         verdict = screen(text, policy, self.checks if managed else ())
         logger.info("screening.verdict", extra={
             "trace_id": trace_id, "tenant": tenant, "entry_point": entry_point,
@@ -103,11 +106,13 @@ class ScreeningService:
             metrics.add_metric(name="PromptsBlocked", unit="Count", value=1)
         return verdict
 
-    def require_allowed(self, text: str, tenant: str, trace_id: str, entry_point: str) -> Verdict:
-        """The verdict, or PromptRejected (403) with the reason codes."""
-        verdict = self.verdict(text, tenant, trace_id, entry_point)
+    def require_allowed(self, text: str, tenant: str, trace_id: str, entry_point: str, *,
+                        subject: Mapping[str, str] | None = None) -> Verdict:
+        """The verdict, or PromptRejected (403) with the reason codes (and `subject`, see `verdict`)."""
+        verdict = self.verdict(text, tenant, trace_id, entry_point, subject=subject)
         if not verdict.allowed:
-            raise PromptRejected("The prompt was rejected by screening.", {"reasons": list(verdict.reasons), "layer": verdict.layer})
+            raise PromptRejected("The prompt was rejected by screening.",
+                                 {"reasons": list(verdict.reasons), "layer": verdict.layer, **(subject or {})})
         return verdict
 
     def tool_result_guard(self, tenant: str, trace_id: str) -> "Any":

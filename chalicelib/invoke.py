@@ -24,7 +24,7 @@ from .auth import Tenant
 from .conversations.messages import merge_roles, to_converse, to_public, tool_result_block
 from .conversations.store import Conversation, Turn, new_conversation_id
 from .conversations.window import fit_window
-from .errors import CrossoverError, NotFound, ValidationFailed
+from .errors import NotFound, ValidationFailed
 from .meter.ledger import LedgerEntry
 from .core import Usage
 from .meter.catalog import TokenPrice
@@ -173,7 +173,7 @@ def run_on(services: Services, plan: ExchangePlan, backend: Backend) -> AgentRes
                      inference=exchange.inference, spent=exchange.spent, deadline=plan.deadline)
 
 
-def partial_usage(error: CrossoverError | None) -> Usage:
+def partial_usage(error: Exception | None) -> Usage:
     """What a failed attempt's steps used before it failed (billed by the provider all the same)."""
     usage: Usage = getattr(error, "partial_usage", None) or Usage()
     return usage
@@ -203,12 +203,14 @@ def run_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_i
     """
     started = time.perf_counter()
     plan = plan_exchange(services, tenant, exchange, trace_id, deadline)
-    reservation = services.budgets.reserve(tenant.tenant, reservation_for(services, plan))
     request_id = request_id or f"req-{uuid.uuid4().hex}"
-    route = services.router.route(tenant.tenant, "sync", trace_id)
-    attempts = services.router.call_with_fallback(route, functools.partial(run_on, services, plan), tenant.tenant, trace_id)
-    costs = [attempt_cost(services, plan, attempt) for attempt in attempts]
-    services.budgets.settle(reservation, total_cost(costs))  # once, for every attempt together
+    # Whatever is raised before the settle (reading the route, a bug), the reservation is released.
+    with services.budgets.held(tenant.tenant, reservation_for(services, plan)) as hold:
+        route = services.router.route(tenant.tenant, "sync", trace_id)
+        # Every attempt comes back, failed ones too whatever they raised, with what they were billed for.
+        attempts = services.router.call_with_fallback(route, functools.partial(run_on, services, plan), tenant.tenant, trace_id)
+        costs = [attempt_cost(services, plan, attempt) for attempt in attempts]
+        hold.settle(total_cost(costs))  # once, for every attempt together
     meter_failed_attempts(services, tenant, plan, attempts, costs, request_id, trace_id)
     answer = attempts[-1]
     if answer.error is not None:

@@ -98,21 +98,24 @@ class RecommendationCache:
 
 @dataclass(frozen=True)
 class Tried(Generic[T]):
-    """One call on one backend: its value, or the CrossoverError it raised."""
+    """One call on one backend: its value, or what it raised (a CrossoverError, or any other exception)."""
 
     backend: Backend
     value: T | None = None
-    error: CrossoverError | None = None
+    error: Exception | None = None
 
     @property
     def error_code(self) -> str | None:
-        return self.error.code if self.error is not None else None
+        """The error's stable code; `internal_error` (CrossoverError's own) for an exception that is not ours."""
+        if self.error is None:
+            return None
+        return self.error.code if isinstance(self.error, CrossoverError) else CrossoverError.code
 
 
 def _try(backend: Backend, call: Callable[[Backend], T]) -> Tried[T]:
     try:
         return Tried(backend, value=call(backend))
-    except CrossoverError as exc:
+    except Exception as exc:  # any failure: the caller settles and meters what the attempt spent, then raises it
         return Tried(backend, error=exc)
 
 
@@ -152,8 +155,9 @@ class Router:
 
     def call_with_fallback(self, route: RouteDecision, call: Callable[[Backend], T], tenant: str, trace_id: str) -> list[Tried[T]]:
         """`call(backend)` on the routed backend, then once on Bedrock if a self-hosted call failed for
-        availability. Returns every attempt in order (the caller meters each and answers with the last);
-        exceptions other than CrossoverError propagate."""
+        availability. Returns every attempt in order (the caller meters each and answers with the last),
+        failed ones too whatever they raised: an exception that is not a CrossoverError (a bug, an SDK error
+        no adapter translated) is `internal_error`, which neither falls back nor counts on the breaker."""
         first = _try(route.backend, call)
         self._learn(first)
         to = fallback_backend(first.backend, first.error_code)

@@ -136,51 +136,55 @@ def run_agent(
         return AgentResult(turn.text() if turn else "", stop_reason, usage, steps, tool_calls, price(usage), added, **extra)
 
     step = spent.steps
-    while step < limits.max_steps:
-        step += 1
-        try:
-            if deadline is not None and deadline.expired():
-                raise _deadline_exceeded(step - 1 - spent.steps)
-            # The model call may not outlive the deadline either (its read timeout is the time left).
-            bound = {"timeout_s": deadline.remaining()} if deadline is not None else {}
-            turn = backend.converse(model_id, history, system, tool_config, limits.max_tokens, inference=inference, **bound)
-        except CrossoverError as exc:
-            if deadline is not None and deadline.expired() and not isinstance(exc, DeadlineExceeded):
-                exc = _deadline_exceeded(step - 1 - spent.steps)
-            # Earlier steps were billed by the provider: hand their usage to the caller to meter.
-            exc.partial_usage = usage  # type: ignore[attr-defined]
-            exc.partial_steps = step - 1 - spent.steps  # type: ignore[attr-defined]
-            raise exc
-        usage = usage + turn.usage
-        cost = price(usage)
-        uses = turn.tool_uses()
-        if turn.stop_reason != TOOL_USE or not uses:
-            added.append({"role": "assistant", "content": turn.content})
-            return finish(turn.stop_reason, step)
-        if cost is not None and spent.cost_usd + cost > limits.max_cost_usd:
-            # The tool calls stay unanswered, so only the text of this turn is kept.
-            if turn.text():
-                added.append({"role": "assistant", "content": [{"text": turn.text()}]})
-            return finish(BUDGET_EXCEEDED, step)
-        assistant = {"role": "assistant", "content": turn.content}
-        history.append(assistant)
-        added.append(assistant)
-        client_uses = [use for use in uses if use["name"] in client_tools]
-        invalid = {use["toolUseId"]: reason for use in client_uses
-                   if (reason := client_tools[use["name"]](use["name"], use.get("input")))}
-        valid_client = [use for use in client_uses if use["toolUseId"] not in invalid]
-        tool_timeout_s = min(limits.tool_timeout_s, max(0.0, deadline.remaining())) if deadline is not None else limits.tool_timeout_s
-        step_calls = _run_tools([use for use in uses if use["name"] not in client_tools], execute, tool_timeout_s)
-        tool_calls.extend(step_calls)
-        results = [_tool_result_block(call, guard_tool_result) for call in step_calls]
-        results += [_error_block(use_id, f"invalid tool input: {reason}") for use_id, reason in invalid.items()]
-        if valid_client:
-            return finish(TOOL_USE, step, pending=valid_client, settled=results)
-        reply = {"role": "user", "content": _in_call_order(uses, results)}
-        history.append(reply)
-        added.append(reply)
+    try:
+        while step < limits.max_steps:
+            step += 1
+            try:
+                if deadline is not None and deadline.expired():
+                    raise _deadline_exceeded(step - 1 - spent.steps)
+                # The model call may not outlive the deadline either (its read timeout is the time left).
+                bound = {"timeout_s": deadline.remaining()} if deadline is not None else {}
+                turn = backend.converse(model_id, history, system, tool_config, limits.max_tokens, inference=inference, **bound)
+            except CrossoverError as exc:
+                if deadline is not None and deadline.expired() and not isinstance(exc, DeadlineExceeded):
+                    exc = _deadline_exceeded(step - 1 - spent.steps)
+                exc.partial_steps = step - 1 - spent.steps  # type: ignore[attr-defined]
+                raise exc
+            usage = usage + turn.usage
+            cost = price(usage)
+            uses = turn.tool_uses()
+            if turn.stop_reason != TOOL_USE or not uses:
+                added.append({"role": "assistant", "content": turn.content})
+                return finish(turn.stop_reason, step)
+            if cost is not None and spent.cost_usd + cost > limits.max_cost_usd:
+                # The tool calls stay unanswered, so only the text of this turn is kept.
+                if turn.text():
+                    added.append({"role": "assistant", "content": [{"text": turn.text()}]})
+                return finish(BUDGET_EXCEEDED, step)
+            assistant = {"role": "assistant", "content": turn.content}
+            history.append(assistant)
+            added.append(assistant)
+            client_uses = [use for use in uses if use["name"] in client_tools]
+            invalid = {use["toolUseId"]: reason for use in client_uses
+                       if (reason := client_tools[use["name"]](use["name"], use.get("input")))}
+            valid_client = [use for use in client_uses if use["toolUseId"] not in invalid]
+            tool_timeout_s = min(limits.tool_timeout_s, max(0.0, deadline.remaining())) if deadline is not None else limits.tool_timeout_s
+            step_calls = _run_tools([use for use in uses if use["name"] not in client_tools], execute, tool_timeout_s)
+            tool_calls.extend(step_calls)
+            results = [_tool_result_block(call, guard_tool_result) for call in step_calls]
+            results += [_error_block(use_id, f"invalid tool input: {reason}") for use_id, reason in invalid.items()]
+            if valid_client:
+                return finish(TOOL_USE, step, pending=valid_client, settled=results)
+            reply = {"role": "user", "content": _in_call_order(uses, results)}
+            history.append(reply)
+            added.append(reply)
 
-    return finish(STEP_LIMIT, limits.max_steps)
+        return finish(STEP_LIMIT, limits.max_steps)
+    except Exception as exc:
+        # Whatever stopped the loop (a model error, a bug, an SDK error), the steps before it were billed by the
+        # provider: hand their usage to the caller, which meters it and settles the budget with it.
+        exc.partial_usage = usage  # type: ignore[attr-defined]
+        raise
 
 
 def _deadline_exceeded(steps_done: int) -> DeadlineExceeded:

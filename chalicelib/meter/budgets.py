@@ -3,15 +3,24 @@
 Gateways that check the spend and then add to it let concurrent requests overspend. Here a call
 first reserves its worst-case cost with one conditional ADD (which DynamoDB serialises per item),
 then settles to the real cost. The committed total (reservations + spend) never passes the limit.
+
+A request holds its reservation through `Budgets.held`, the one place that pairs the two: whatever the
+request raises, the reservation is settled exactly once (released when the request did not settle it).
+
+    with budgets.held(tenant, worst_case) as hold:
+        ...                           # the model call; any exception releases the reservation
+        hold.settle(actual_cost)
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import BudgetExceeded
+from ..observability import logger
 from ..table import ConditionFailed, Table, attr, open_table
 from ..ttl_cache import TTLCache
 from .alerts import BudgetAlerts, parse_thresholds
@@ -25,6 +34,24 @@ class Reservation:
     period: str
     amount: Decimal
     committed_after: Decimal | None = None  # the tenant's committed total right after reserving
+
+
+@dataclass
+class Hold:
+    """One request's reservation inside `Budgets.held`: settled at most once."""
+
+    budgets: "Budgets"
+    reservation: Reservation | None
+    settled: bool = False
+
+    def settle(self, actual_usd: Decimal | None) -> None:
+        """Replace the reservation by the request's real cost (see Budgets.settle)."""
+        if self.settled:
+            raise RuntimeError("a reservation is settled once")
+        # Marked before the write: a write that failed (or may have landed) is never followed by a second one,
+        # which could count the same spend twice.
+        self.settled = True
+        self.budgets.settle(self.reservation, actual_usd)
 
 
 def current_period(now: datetime | None = None) -> str:
@@ -85,6 +112,29 @@ class Budgets:
                 {"monthly_budget_usd": str(limit), "period": period, "request_worst_case_usd": str(worst_case_usd)},
             ) from exc
         return Reservation(tenant, period, worst_case_usd, updated.get("committed_usd"))
+
+    @contextmanager
+    def held(self, tenant: str, worst_case_usd: Decimal) -> Iterator[Hold]:
+        """Reserve `worst_case_usd` (or raise BudgetExceeded) for the block, which settles it with `hold.settle`.
+
+        If the block ends without settling (it raised: a bug, an SDK error, a timeout), the reservation is
+        released, so the tenant's budget is whole again; the exception goes on unchanged. A block that may
+        fail after spending settles that spend itself before re-raising (as run_exchange does)."""
+        hold = Hold(self, self.reserve(tenant, worst_case_usd))
+        try:
+            yield hold
+        finally:
+            if not hold.settled:
+                self._release(hold)
+
+    def _release(self, hold: Hold) -> None:
+        try:
+            hold.settle(Decimal(0))
+        except Exception as exc:  # the request's own failure is the one to report; this one is logged
+            reservation = hold.reservation
+            logger.error("budget.release_failed", extra={"tenant": reservation.tenant if reservation else None,
+                                                          "amount_usd": str(reservation.amount) if reservation else None,
+                                                          "error": exc.__class__.__name__})
 
     def settle(self, reservation: Reservation | None, actual_usd: Decimal | None) -> None:
         """Replace the reservation by the real cost (an unpriced call keeps its reservation: we can't know)."""

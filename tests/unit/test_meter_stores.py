@@ -123,6 +123,53 @@ def test_concurrent_reservations_never_overshoot_the_limit() -> None:
     assert store.committed("acme", "2026-12") == Decimal("1.00")
 
 
+class SdkFailure(Exception):
+    """Stands for any exception that is not one of ours (a botocore error, a KeyError, a timeout)."""
+
+
+def test_a_hold_whose_request_raises_before_settling_releases_the_whole_reservation() -> None:
+    store = budgets()
+    failure = SdkFailure("the model call broke")
+    with pytest.raises(SdkFailure) as raised:
+        with store.held("acme", Decimal("0.40")):
+            assert store.committed("acme") == Decimal("0.40")
+            raise failure
+    assert raised.value is failure  # the request's own exception goes on, unchanged
+    assert store.committed("acme") == Decimal(0)
+    with store.held("acme", Decimal("1.00")) as hold:  # the whole budget is available again
+        hold.settle(Decimal("0.30"))
+    assert store.committed("acme") == Decimal("0.30")
+
+
+def test_a_hold_settled_before_a_later_failure_keeps_that_spend_and_is_not_released_twice() -> None:
+    store = budgets()
+    with pytest.raises(SdkFailure):
+        with store.held("acme", Decimal("0.40")) as hold:
+            hold.settle(Decimal("0.07"))
+            raise SdkFailure("after the settle")
+    assert store.committed("acme") == Decimal("0.07")
+    with store.held("acme", Decimal("0.40")) as hold:
+        hold.settle(Decimal("0.01"))
+        with pytest.raises(RuntimeError):
+            hold.settle(Decimal("0.01"))  # a second settle is refused before it writes
+    assert store.committed("acme") == Decimal("0.08")
+
+
+class ReleaseFails(InMemoryTable):
+    def update_if(self, key: Any, add: Any = None, condition: Any = None, **kwargs: Any) -> Any:
+        if add and add.get("committed_usd", 0) < 0:
+            raise SdkFailure("DynamoDB is down")
+        return super().update_if(key, add=add, condition=condition, **kwargs)
+
+
+def test_a_failed_release_is_logged_and_the_requests_own_exception_is_the_one_raised(captured_logs: Any) -> None:
+    store = budgets(table=ReleaseFails("budgets", ("tenant", "period")))
+    with pytest.raises(KeyError):
+        with store.held("acme", Decimal("0.40")):
+            raise KeyError("tool_output")
+    assert '"budget.release_failed"' in captured_logs.getvalue() and '"SdkFailure"' in captured_logs.getvalue()
+
+
 def test_changing_a_limit_takes_effect_at_once_and_limits_lists_every_tenant() -> None:
     table = InMemoryTable("budgets", ("tenant", "period"))
     store = budgets(table=table)

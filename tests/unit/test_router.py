@@ -11,6 +11,7 @@ import pytest
 
 from chalicelib.errors import DeadlineExceeded, ModelTimeout, ModelUnavailable, Throttled, ValidationFailed
 from chalicelib.core import Usage
+from chalicelib.meter.budgets import Budgets as RealBudgets
 from chalicelib.models import ModelTurn
 from chalicelib.observability import metrics
 from chalicelib.router import CircuitBreaker, RecommendationCache, Router
@@ -215,15 +216,17 @@ def text_turn(text: str) -> ModelTurn:
     return ModelTurn([{"text": text}], "end_turn", Usage(input_tokens=20, output_tokens=7))
 
 
-class Budgets:
-    def __init__(self) -> None:
-        self.settled: list[Decimal | None] = []
+class Budgets(RealBudgets):
+    """The real budgets on a table twin (acme has $100 a month), recording each settlement."""
 
-    def reserve(self, tenant: str, worst_case: Decimal) -> str:
-        return "reservation"
+    def __init__(self) -> None:
+        super().__init__(InMemoryTable("budgets", ("tenant", "period")))
+        self.set_limit("acme", Decimal(100))
+        self.settled: list[Decimal | None] = []
 
     def settle(self, reservation: Any, actual: Decimal | None) -> None:
         self.settled.append(actual)
+        super().settle(reservation, actual)
 
 
 class Meter:
@@ -285,3 +288,59 @@ def test_deadline_after_billed_steps_meters_the_partial_usage_and_answers_504():
     assert raised.value.status == 504
     [entry] = services.meter.entries
     assert entry.backend == "self_hosted" and entry.usage.input_tokens == 40 and services.budgets.settled == [entry.cost_usd]
+
+
+class SdkBug(Exception):
+    """Not one of ours: what an untranslated botocore error, a KeyError in an adapter or a bug looks like."""
+
+
+def test_a_non_crossover_failure_is_returned_as_internal_error_and_neither_falls_back_nor_counts_on_the_breaker():
+    router = make_router(breakers={"self_hosted": CircuitBreaker(threshold=1)})
+    bug = SdkBug("boom")
+
+    def call(backend: str) -> str:
+        raise bug
+
+    [attempt] = router.call_with_fallback(SELF_HOSTED, call, "acme", "trace")
+    assert (attempt.backend, attempt.error, attempt.error_code) == ("self_hosted", bug, "internal_error")
+    assert not router.breakers["self_hosted"].is_open and counted("SelfHostedFallbacks") == 0
+
+
+def test_a_non_crossover_failure_before_any_step_releases_the_whole_reservation():
+    services = fake_services({"self_hosted": ScriptedBackend("self_hosted", [SdkBug("no stopReason")]),
+                              "bedrock": ScriptedBackend("bedrock", [])})
+    with pytest.raises(SdkBug):
+        run(services)
+    assert services.budgets.settled == [Decimal(0)] and services.budgets.committed("acme") == Decimal(0)
+    assert services.meter.entries == []
+
+
+def test_a_non_crossover_failure_after_billed_steps_settles_and_meters_exactly_what_was_spent():
+    services = fake_services({"self_hosted": ScriptedBackend("self_hosted", [tool_turn(40), KeyError("output")]),
+                              "bedrock": ScriptedBackend("bedrock", [])})
+    with pytest.raises(KeyError):
+        run(services)
+    [entry] = services.meter.entries
+    assert entry.backend == "self_hosted" and (entry.usage.input_tokens, entry.usage.output_tokens) == (40, 5) and entry.cost_usd
+    assert services.budgets.settled == [entry.cost_usd] and services.budgets.committed("acme") == entry.cost_usd
+
+
+def test_a_failure_after_a_fallback_keeps_the_first_attempts_spend():
+    services = fake_services({"self_hosted": ScriptedBackend("self_hosted", [tool_turn(30), ModelUnavailable("gone")]),
+                              "bedrock": ScriptedBackend("bedrock", [SdkBug("bad response")])})
+    with pytest.raises(SdkBug):
+        run(services)
+    [entry] = services.meter.entries
+    assert entry.backend == "self_hosted" and services.budgets.committed("acme") == entry.cost_usd
+
+
+def test_a_failure_reading_the_route_releases_the_reservation():
+    services = fake_services({"self_hosted": ScriptedBackend("self_hosted", []), "bedrock": ScriptedBackend("bedrock", [])})
+
+    def unreadable(*_: Any) -> Any:
+        raise SdkBug("tenant settings table unreachable")
+
+    services.router.route = unreadable
+    with pytest.raises(SdkBug):
+        run(services)
+    assert services.budgets.settled == [Decimal(0)] and services.budgets.committed("acme") == Decimal(0)

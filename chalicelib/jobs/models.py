@@ -71,7 +71,10 @@ class JobView(BaseModel):
     job_id: str
     status: JobStatus
     kind: str
+    route: str = Field(description="Where the router sent the job at submit: self_hosted (the Batch GPU path) or bedrock.")
     backend: str | None = None
+    fallback_reason: str | None = Field(default=None, description="Why the job (or some of its items) ran on Bedrock "
+                                        "instead of the GPU path, e.g. Batch.NoCapacity; null when it did not.")
     created_at: str
     updated_at: str
     items: int

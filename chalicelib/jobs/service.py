@@ -98,11 +98,13 @@ class JobService(JobContext):
         # A job failed for its failed items still has a result: every item, with its output or error.
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED) and job.result_key:
             result_url = storage.presigned_get(self.settings.storage.data_bucket, job.result_key, self.settings.storage.presign_ttl_s)
-        return JobView(
-            job_id=job.job_id, status=job.status, kind=job.kind, backend=job.backend, created_at=job.created_at, updated_at=job.updated_at,
-            items=job.items, usage=job.usage, cost_usd=job.cost_usd, gpu_seconds=job.gpu_seconds, failed_items=job.failed_items,
-            result_url=result_url, error=job.error, trace_id=job.trace_id,
-        ).model_dump(exclude_none=True)
+        view = JobView(
+            job_id=job.job_id, status=job.status, kind=job.kind, route=job.route, backend=job.backend, fallback_reason=job.fallback_reason,
+            created_at=job.created_at, updated_at=job.updated_at, items=job.items, usage=job.usage, cost_usd=job.cost_usd,
+            gpu_seconds=job.gpu_seconds, failed_items=job.failed_items, result_url=result_url, error=job.error, trace_id=job.trace_id,
+        )
+        # Fields not set yet are left out, but fallback_reason is always there: null says the job did not fall back.
+        return {**view.model_dump(exclude_none=True), "fallback_reason": view.fallback_reason}
 
     def cancel(self, tenant: Tenant, job_id: str) -> dict[str, Any]:
         job = self._owned(tenant, job_id)

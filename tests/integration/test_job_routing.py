@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from botocore.stub import Stubber
 
-from tests.conftest import converse_text, ledger_items
+from tests.conftest import DEV_KEY, converse_text, ledger_items
 from tests.integration.support import batch_jobs_for, drive, execution_status, job_record, result_rows, submit
 
 
@@ -24,8 +24,9 @@ def test_a_bedrock_mode_tenants_job_runs_on_bedrock_without_a_batch_job(jobs_cli
             stub.add_response("converse", converse_text(f"bedrock says {letter}", 10, 2))
         job_id = submit(jobs_client, ["a", "b", "c"], fallback=False)  # routing is not a fallback: no GPU failure needed
         drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED")
+    view = jobs_client.http.get(f"/v1/jobs/{job_id}", headers={"x-api-key": DEV_KEY}).json_body
+    assert (view["route"], view["backend"], view["fallback_reason"]) == ("bedrock", "bedrock", "Routing.Bedrock")
     record = job_record(job_id)
-    assert record["route"] == "bedrock" and record["backend"] == "bedrock" and record["fallback_reason"] == "Routing.Bedrock"
     assert record["batch_job_id"] is None and batch_jobs_for(job_id) == []
     assert [row["output"] for row in result_rows(record)] == ["bedrock says a", "bedrock says b", "bedrock says c"]
     rows = [row for row in ledger_items() if row["request_id"]["S"].startswith(job_id)]

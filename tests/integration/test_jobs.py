@@ -20,6 +20,7 @@ def test_gpu_path_succeeds_with_results_usage_and_metering(jobs_client, pump):
     drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED")
     view = jobs_client.http.get(f"/v1/jobs/{job_id}", headers={"x-api-key": DEV_KEY}).json_body
     assert view["backend"] == "self_hosted" and view["usage"] == {"input_tokens": 36, "output_tokens": 12}
+    assert view["route"] == "self_hosted" and "fallback_reason" in view and view["fallback_reason"] is None  # null: it did not fall back
     assert "Signature" in view["result_url"] and "results/dev/" in view["result_url"]
     record = job_record(job_id)
     rows = result_rows(record)
@@ -46,8 +47,9 @@ def test_worker_failure_falls_back_to_bedrock_in_chunks(jobs_client, pump):
             stub.add_response("converse", converse_text(f"bedrock says {letter}", 10, 2))
         boto3.client("stepfunctions").send_task_failure(taskToken=token, error="Worker.ModelUnavailable", cause="vLLM crashed")
         drive(pump, lambda: job_record(job_id)["status"] == "SUCCEEDED")
+    view = jobs_client.http.get(f"/v1/jobs/{job_id}", headers={"x-api-key": DEV_KEY}).json_body
+    assert (view["route"], view["backend"], view["fallback_reason"]) == ("self_hosted", "bedrock", "Worker.ModelUnavailable")
     record = job_record(job_id)
-    assert record["backend"] == "bedrock" and record["fallback_reason"] == "Worker.ModelUnavailable"
     rows = result_rows(record)
     assert [(row["index"], row["output"]) for row in rows] == [(0, "bedrock says a"), (1, "bedrock says b"), (2, "bedrock says c")]
     fallback_rows = [row for row in ledger_items() if "#fallback#" in row["request_id"]["S"]]

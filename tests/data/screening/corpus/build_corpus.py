@@ -607,6 +607,35 @@ def ai_red_teaming_engine(root: str) -> Iterator[Row]:
         yield row(item["payload"], "attack", category if lang == "en" or category == "indirect" else "multilingual", lang)
 
 
+
+AGENTCCX_TYPES = {"injection": "injection", "jailbreak": "jailbreak", "leak": "extraction", "sensitive": "extraction",
+                  "tool_abuse": "smuggling", "egress": "indirect", "indirect": "indirect"}  # "robustness" (oversize, control bytes) is no injection
+AGENTCCX_CONTROLS = {"IND-03", "TL-04"}  # the scanner's own control cases: a clean page to summarise, the weather
+AGENTCCX_ADDRESSES = {"{payload_base}": "http://127.0.0.1:8731", "{sink_base}": "http://127.0.0.1:8732", "{sink_token}": "k3q9x"}
+
+
+def agentccx(root: str) -> Iterator[Row]:
+    """AgentScan's attack cases (mostly Chinese; a multi-turn case is one text, its turns in order) and the carriers its
+    indirect cases serve: a web page and a notes file with hidden instructions (attacks), the clean page (benign)."""
+    for path in sorted(glob.glob(os.path.join(root, "agentscan/attacks/*.py"))):
+        for call in py_calls(root, os.path.relpath(path, root), "AttackCase"):
+            keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+            category = ast.literal_eval(keywords["category"])
+            if category not in AGENTCCX_TYPES:
+                continue
+            text = "\n\n".join(ast.literal_eval(keywords["turns"]))
+            for placeholder, address in AGENTCCX_ADDRESSES.items():
+                text = text.replace(placeholder, address)
+            if ast.literal_eval(keywords["case_id"]) in AGENTCCX_CONTROLS:
+                yield row(text, "benign", "request")
+                continue
+            lang = guess_lang(text)
+            kind = AGENTCCX_TYPES[category]
+            yield row(text, "attack", kind if lang == "en" or kind == "indirect" else "multilingual", lang)
+    yield row(py_constant(root, "agentscan/payload_server.py", "PAYLOAD_PAGE"), "attack", "indirect", "en")
+    yield row(py_constant(root, "agentscan/tool_host.py", "SANDBOX_NOTES"), "attack", "indirect")
+    yield row(py_constant(root, "agentscan/payload_server.py", "CLEAN_PAGE"), "benign", "document", "en")
+
 SOURCES = [
     Source("aicu-scanner", "pypi", "aicu-scanner", "1.5.0", "MIT", "aicu/payloads/*.yaml", aicu),
     Source("agentic-redteam", "pypi", "agentic-redteam", "1.0.0", "MIT", "agentic_redteam/payloads/*.yaml", agentic_redteam),
@@ -655,6 +684,8 @@ SOURCES = [
            "agentdojo/default_suites/v1*/*/injection_tasks.py (GOAL), agentdojo/data/suites/*/**.yaml (where injections go)", agentdojo),
     Source("ai-red-teaming-engine", "pypi", "ai-red-teaming-engine", "0.6.0", "MIT", "redteam/prompt_injection.py (PAYLOAD_CATALOG literal)",
            ai_red_teaming_engine),
+    Source("agentccx", "pypi", "agentccx", "0.5.0", "MIT", "agentscan/attacks/*.py (AttackCase(...) literals), agentscan/payload_server.py and "
+           "agentscan/tool_host.py (carrier literals)", agentccx),
     Source("manpages-pt-br", "debian", "manpages-pt-br", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/pt_BR/man*/*.gz", manpages("pt")),
 ]
 

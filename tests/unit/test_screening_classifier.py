@@ -12,6 +12,7 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from chalicelib.screening import Policy, classifier, screen
 from chalicelib.screening.core import CLASSIFIER_REASON, combine
@@ -215,3 +216,18 @@ def test_the_binary_artefact_round_trips_and_refuses_a_truncated_body():
     assert {key: value for key, value in decoded.items() if key != "weights"} == {key: value for key, value in raw.items() if key != "weights"}
     with pytest.raises(ValueError):
         classifier.decode_artefact(body[:-2])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aB1 \t\n\x0b\x1c\x85\xa0\u2028\u3000\u200b\u200d\u202e\u2060\u2066\ufe0f\ufeff\u00ad"
+                                             "ＡﬁİΣé中")), max_size=80) | st.text(max_size=40))
+def test_preparing_a_window_is_unchanged(text):
+    """prepare removes invisible characters with a regex and collapses whitespace with str.split: the same
+    text as the table and the regex it was trained with."""
+    import re
+    import unicodedata
+
+    invisible = {code: None for code in (*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070),
+                                         *range(0xFE00, 0xFE10), 0xFEFF, 0x00AD)}
+    expected = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).translate(invisible).lower()).strip()
+    assert classifier.prepare(text) == expected

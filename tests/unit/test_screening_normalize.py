@@ -173,3 +173,31 @@ def test_the_rot13_reading_is_rot13_before_the_accents_are_stripped(text):
     cased = normalize._fold_case(text)
     expected = normalize._fold_letters(normalize.rot13(cased))
     assert normalize._readings(text)[3] == ("text", expected)  # folded, joined, de-leeted, rot13
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["w0w", "h4x0r!", "1500", "$5", "3.14", "a|b", "+", "!!", "pr3v", "é1", "中1文", "ab", "x",
+                                 "ⅰ7", "\udc80" + "4a", ""]), min_size=33, max_size=120))
+def test_leetspeak_in_prose_full_of_numbers_is_folded_exactly_as_before(words):
+    """Past a few words with leetspeak characters unleet translates all of them at once on the UTF-8 bytes
+    and puts back the words without a letter: the same text as a word-by-word reading."""
+    from chalicelib.screening import normalize
+    from tests.data.screening import normalize_reference
+
+    text = " ".join(words)
+    assert normalize._unleet_spaced_words(text) == normalize_reference.unleet(text)
+    assert unleet(text) == normalize_reference.unleet(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abnvAZ 1\t\x00\x85\u3000中éàŁßøа\u0131ǅ")), max_size=60).map(lambda text: text * 6))
+def test_the_rot13_reading_is_made_from_the_folding_runs_found_once(text):
+    """The folded and rot13 readings share one pass over the foldable runs (and, past 256 runs, one
+    str.translate each): each is what folding the text, and folding its rot13, give on their own."""
+    from chalicelib.screening import normalize
+
+    def letters_folded(cased: str) -> str:  # fold's second half, written plainly
+        return " ".join(normalize._CONTROL.sub(" ", cased.translate(normalize._FOLD_TABLE)).split())
+
+    cased = normalize._fold_case(text)
+    assert normalize._fold_letters_and_rot13(cased) == (letters_folded(cased), letters_folded(normalize.rot13(cased)))

@@ -41,8 +41,10 @@ C = 24.0  # chosen held out (LOSO, tuned there: optimistic): with prior 0.10 it 
 # probability is moved to this prior (a log-odds shift): a borderline text must look more like an attack.
 # The shift sets where the default block_threshold 0.5 sits, not the ranking (recall at FPR 0.02 is the same
 # for any prior). Held out, hard negatives, not FPR, bind: at 0.5, prior 0.05 / 0.10 / 0.12 blocked 0.014 /
-# 0.019 / 0.023 of them (recall 0.474 / 0.531 / 0.553, FPR 0.002 / 0.004 / 0.005); 0.10 keeps them under 0.02.
-DEPLOYMENT_PRIOR = 0.10
+# 0.019 / 0.023 of them (recall 0.474 / 0.531 / 0.553, FPR 0.002 / 0.004 / 0.005); 0.10 kept them under 0.02.
+# With the 5 sources added on 2026-12-04 (Chinese, Japanese, Hindi), prior 0.10 / 0.09 / 0.08 blocked 13 / 12 / 11
+# of the 573 hard negatives held out (0.023 / 0.021 / 0.019; recall 0.490 / 0.481 / 0.473): 0.08 (chosen held out).
+DEPLOYMENT_PRIOR = 0.08
 CALIBRATION_FOLDS = 5
 AUGMENT = False  # add augment()'s variants of the training rows (measured: no gain on held-out sources yet)
 

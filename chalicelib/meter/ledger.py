@@ -69,8 +69,18 @@ class LedgerEntry(BaseModel):
         """What this entry adds to the day's GPU capacity counters (empty unless it is a GPU attempt)."""
         if self.instance_seconds is None:
             return {}
-        return {"gpu_attempts": 1, "gpu_instance_seconds": self.instance_seconds,
-                "gpu_spot_seconds": self.instance_seconds if self.capacity == "spot" else Decimal(0)}
+        return gpu_capacity_counters(self.capacity, self.instance_seconds)
+
+
+def gpu_capacity_counters(capacity: str | None, instance_seconds: Decimal) -> dict[str, Any]:
+    """One GPU attempt's share of the day's capacity counters. An attempt of unknown capacity (None, or "unknown"
+    in a record) is priced on-demand but left out of the measured spot share, so it is counted apart. The unknown
+    part is counted rather than the known one so that a day row written before these counters existed (or still
+    being added to across the deploy) reads as "every attempt known", exactly as its reports read then."""
+    unknown = capacity not in ("spot", "on_demand")
+    return {"gpu_attempts": 1, "gpu_instance_seconds": instance_seconds,
+            "gpu_spot_seconds": instance_seconds if capacity == "spot" else Decimal(0),
+            "gpu_unknown_attempts": 1 if unknown else 0, "gpu_unknown_seconds": instance_seconds if unknown else Decimal(0)}
 
 
 def aggregate_key(day: str, shard: int) -> str:

@@ -37,7 +37,7 @@ class FleetConfig:
     spot_share: Decimal | None = None
     savings_plan_share: Decimal | None = None
     instance_types: tuple[str, ...] = ()
-    spot_share_basis: str = "configured estimate"  # or "measured over N attempts" (`with_measured_spot`)
+    spot_share_basis: str = "configured estimate"  # or "measured over N attempts[ (K of unknown capacity left out)]" (`with_measured_spot`)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "FleetConfig":
@@ -52,24 +52,28 @@ class FleetConfig:
         return cls(int(vcpus) if vcpus else None, Decimal(spot) if spot else None, Decimal(plan) if plan else None, types)
 
 
-def measured_spot_share(attempts: int, instance_seconds: Decimal, spot_seconds: Decimal) -> Decimal | None:
-    """The queue's real spot share: spot instance-seconds / all GPU instance-seconds of the metered attempts;
-    None without attempts or instance time (nothing measured: the configured estimate stands)."""
-    if attempts <= 0 or instance_seconds <= 0:
+def measured_spot_share(attempts: int, known_seconds: Decimal, spot_seconds: Decimal) -> Decimal | None:
+    """The queue's real spot share: spot instance-seconds / the GPU instance-seconds of known capacity (spot or
+    on-demand) of the metered attempts; None without attempts or such time (nothing measured: the estimate stands).
+    Attempts of unknown capacity are priced on-demand, but counting their time as on-demand here would bias the
+    share low (and self-hosting dear), so they are left out."""
+    if attempts <= 0 or known_seconds <= 0:
         return None
-    return min(Decimal(1), max(Decimal(0), spot_seconds / instance_seconds))
+    return min(Decimal(1), max(Decimal(0), spot_seconds / known_seconds))
 
 
-def with_measured_spot(config: FleetConfig, catalog: PriceCatalog, attempts: int, instance_seconds: Decimal,
-                       spot_seconds: Decimal) -> FleetConfig:
-    """`config` with the measured spot share in place of the estimate when attempts were metered; a configured
-    savings-plan share is capped to the non-spot rest (measured spot time cannot have run on a plan)."""
-    share = measured_spot_share(attempts, instance_seconds, spot_seconds)
+def with_measured_spot(config: FleetConfig, catalog: PriceCatalog, attempts: int, known_seconds: Decimal,
+                       spot_seconds: Decimal, unknown_attempts: int = 0) -> FleetConfig:
+    """`config` with the measured spot share in place of the estimate when attempts of known capacity were metered
+    (`attempts` counts them all, `unknown_attempts` those left out); a configured savings-plan share is capped to
+    the non-spot rest (measured spot time cannot have run on a plan)."""
+    share = measured_spot_share(attempts - unknown_attempts, known_seconds, spot_seconds)
     if share is None:
         return config
     plan = catalog.fleet.savings_plan_share if config.savings_plan_share is None else config.savings_plan_share
+    left_out = f" ({unknown_attempts} of unknown capacity left out)" if unknown_attempts else ""
     return replace(config, spot_share=share, savings_plan_share=min(plan, 1 - share),
-                   spot_share_basis=f"measured over {attempts} attempt{'s' if attempts != 1 else ''}")
+                   spot_share_basis=f"measured over {attempts} attempt{'s' if attempts != 1 else ''}{left_out}")
 
 
 def fleet_shape(catalog: PriceCatalog, instance: GpuInstance, config: FleetConfig | None = None) -> FleetShape:
@@ -163,7 +167,7 @@ class SelfHostedSide(TypedDict):
     gpu_hours: str
     min_instances: int
     spot_share: str
-    spot_share_basis: str  # "configured estimate" | "measured over N attempts"
+    spot_share_basis: str  # "configured estimate" | "measured over N attempts[ (K of unknown capacity left out)]"
     blended_usd_per_hour: str
     gpu_usd: str
     setup_usd: str

@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 from ..defaults import DEFAULT_BEDROCK_MODEL
 from .breakeven import Ranges
 from .catalog import PriceCatalog, TokenPrice
+from .ledger import gpu_capacity_counters
 from .planning import Analysis, FleetConfig, Scenario, SensitivityRow, analyse, with_measured_spot
 
 __all__ = ["CostReport", "Ranges", "build_report", "summarise", "with_breakeven", "aggregate_ledger_rows", "budget_status",
@@ -26,8 +27,9 @@ DAYS_PER_MONTH = Decimal("30.4")
 _NO_PRICE = TokenPrice(input_per_mtok=Decimal(0), output_per_mtok=Decimal(0), source="-", as_of="-", kind="local")
 _TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 _COUNTERS = ("calls", *_TOKEN_COUNTERS, "cost_usd", "unpriced_calls", "gpu_seconds")
-# GPU attempts by capacity (ledger aggregates): the measured spot share of the break-even's fleet
-_CAPACITY = ("gpu_attempts", "gpu_instance_seconds", "gpu_spot_seconds")
+# GPU attempts by capacity (ledger aggregates): the measured spot share of the break-even's fleet. A row without
+# the unknown counters predates them and reads as 0 unknown (ledger.gpu_capacity_counters), so old reports hold.
+_CAPACITY = ("gpu_attempts", "gpu_instance_seconds", "gpu_spot_seconds", "gpu_unknown_attempts", "gpu_unknown_seconds")
 
 
 class Counters(TypedDict):
@@ -96,11 +98,14 @@ class RecommendationState(TypedDict):
 
 
 class GpuCapacity(TypedDict):
-    """GPU attempts metered in the window: count, instance-seconds, and the spot part of them."""
+    """GPU attempts metered in the window: count, instance-seconds, the part of known capacity (spot or on-demand;
+    the spot share is measured over it) and the spot part, and how many attempts were of unknown capacity."""
 
     attempts: str
     instance_seconds: str
     spot_seconds: str
+    known_seconds: str
+    unknown_attempts: str
 
 
 class Summary(TypedDict):
@@ -172,9 +177,8 @@ def aggregate_ledger_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]
         if row.get("gpu_seconds"):
             slot["gpu_seconds"] += row["gpu_seconds"]
         if row.get("instance_seconds") is not None:  # a GPU attempt (ledger.LedgerEntry.capacity_counters)
-            slot["gpu_attempts"] += 1
-            slot["gpu_instance_seconds"] += row["instance_seconds"]
-            slot["gpu_spot_seconds"] += row["instance_seconds"] if row.get("capacity") == "spot" else 0
+            for name, value in gpu_capacity_counters(row.get("capacity"), row["instance_seconds"]).items():
+                slot[name] += value
     return [{"day": k[0], "tenant": k[1], "backend": k[2], "model": k[3], **v} for k, v in folded.items()]
 
 
@@ -218,7 +222,9 @@ def summarise(rows: Iterable[dict[str, Any]], days: list[str]) -> Summary:
         "unpriced": [{"tenant": t, "backend": b, "model": m, "calls": f"{v['unpriced_calls']:.0f}"}
                      for (t, b, m), v in sorted(by_series.items()) if v["unpriced_calls"]],
         "gpu_capacity": {"attempts": f"{capacity['gpu_attempts']:.0f}", "instance_seconds": f"{capacity['gpu_instance_seconds']:.1f}",
-                         "spot_seconds": f"{capacity['gpu_spot_seconds']:.1f}"},
+                         "spot_seconds": f"{capacity['gpu_spot_seconds']:.1f}",
+                         "known_seconds": f"{capacity['gpu_instance_seconds'] - capacity['gpu_unknown_seconds']:.1f}",
+                         "unknown_attempts": f"{capacity['gpu_unknown_attempts']:.0f}"},
     }
 
 
@@ -253,7 +259,8 @@ def with_breakeven(summary: Summary, catalog: PriceCatalog, ops_ready: bool, dai
     measured = summary.get("gpu_capacity") or {}
     scenario = replace(scenario, fleet=with_measured_spot(  # the queue's real spot share when attempts ran, else the estimate
         FleetConfig.from_env(), catalog, int(Decimal(measured.get("attempts", "0"))),
-        Decimal(measured.get("instance_seconds", "0")), Decimal(measured.get("spot_seconds", "0"))))
+        Decimal(measured.get("known_seconds", measured.get("instance_seconds", "0"))), Decimal(measured.get("spot_seconds", "0")),
+        unknown_attempts=int(Decimal(measured.get("unknown_attempts", "0")))))
     analysis = analyse(scenario, catalog)
     curve: list[CurvePoint] = []
     for exponent in range(14, 42):  # 10^7 .. 10^10.25 tokens/month in quarter-decades

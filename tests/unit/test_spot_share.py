@@ -1,6 +1,7 @@
-"""The break-even's spot share comes from the queue: spot instance-seconds / all GPU instance-seconds of the
-metered Batch attempts in the report window, else the configured estimate (GPU_SPOT_SHARE / the catalog's),
-and the report says which one it used."""
+"""The break-even's spot share comes from the queue: spot instance-seconds / the GPU instance-seconds of known
+capacity of the metered Batch attempts in the report window, else the configured estimate (GPU_SPOT_SHARE / the
+catalog's), and the report says which one it used. Attempts of unknown capacity are priced on-demand but left out
+of the share (counting them as on-demand time would bias it low)."""
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
@@ -45,6 +46,10 @@ def test_the_estimate_stands_without_attempts_and_gives_way_with_them() -> None:
     measured = with_measured_spot(config, CATALOG, 4, D(1000), D(250))
     assert (measured.spot_share, measured.spot_share_basis) == (D("0.25"), "measured over 4 attempts")
     assert with_measured_spot(config, CATALOG, 1, D(10), D(10)).spot_share_basis == "measured over 1 attempt"
+    # the unknown attempts are left out of the share and said so; none known: the estimate stands
+    mixed = with_measured_spot(config, CATALOG, 4, D(800), D(200), unknown_attempts=1)
+    assert (mixed.spot_share, mixed.spot_share_basis) == (D("0.25"), "measured over 4 attempts (1 of unknown capacity left out)")
+    assert with_measured_spot(config, CATALOG, 2, D(0), D(0), unknown_attempts=2) == config
 
 
 def test_a_savings_plan_share_is_capped_to_the_measured_non_spot_rest() -> None:
@@ -65,7 +70,8 @@ def test_a_gpu_attempts_entry_carries_its_capacity_and_instance_seconds_once() -
     stored = sorted(records.scan(), key=lambda r: r["request_id"])
     assert [(r["capacity"], r["instance_seconds"]) for r in stored] == [("spot", 600), ("on_demand", 90), ("unknown", 10)]
     capacity = summarise(book.daily_aggregates(["2026-12-03"]), ["2026-12-03"])["gpu_capacity"]
-    assert capacity == {"attempts": "3", "instance_seconds": "700.0", "spot_seconds": "600.0"}
+    assert capacity == {"attempts": "3", "instance_seconds": "700.0", "spot_seconds": "600.0", "known_seconds": "690.0",
+                        "unknown_attempts": "1"}
     # the raw records fold to the same counters (reconciliation path)
     assert summarise(aggregate_ledger_rows(stored), ["2026-12-03"])["gpu_capacity"] == capacity
 
@@ -78,8 +84,40 @@ def test_the_report_uses_the_queues_measured_share_and_says_so() -> None:
         book.record(entry)
     report = build_report(book.daily_aggregates, 7, TODAY, CATALOG, ops_ready=True)
     side = report["breakeven"]["self_hosted"]
-    assert (D(side["spot_share"]), side["spot_share_basis"]) == (D(600) / D(700), "measured over 3 attempts")
-    # 86% spot instead of 70%: the blended hour is cheaper, not just relabelled
+    basis = "measured over 3 attempts (1 of unknown capacity left out)"
+    assert (D(side["spot_share"]), side["spot_share_basis"]) == (D(600) / D(690), basis)
+    # 87% spot instead of 70%: the blended hour is cheaper, not just relabelled
     assert D(side["blended_usd_per_hour"]) < D(estimate["blended_usd_per_hour"])
-    assert "GPU spot share: 86% (measured over 3 attempts)" in render_table(report)
-    assert "measured over 3 attempts" in render_html(report)
+    assert f"GPU spot share: 87% ({basis})" in render_table(report)
+    assert basis in render_html(report)
+
+
+def test_an_attempt_of_unknown_capacity_does_not_lower_the_share() -> None:
+    book, _ = _ledger()
+    known = [GpuAttempt(0, D(300), "g6e.xlarge", "spot"), GpuAttempt(1, D(100), "g6e.xlarge", "on_demand")]
+    for entry in gpu_entries(JOB, "batch-1", [*known, GpuAttempt(2, D(400), "g6e.xlarge", None)], CATALOG, "qwen3-32b", "t", NOW):
+        book.record(entry)
+    side = build_report(book.daily_aggregates, 7, TODAY, CATALOG, ops_ready=True)["breakeven"]["self_hosted"]
+    assert (D(side["spot_share"]), side["spot_share_basis"]) == (D("0.75"), "measured over 3 attempts (1 of unknown capacity left out)")
+
+
+def test_only_attempts_of_unknown_capacity_keep_the_estimate() -> None:
+    book, _ = _ledger()
+    for entry in gpu_entries(JOB, "batch-1", [GpuAttempt(0, D(500), "g6e.xlarge", None)], CATALOG, "qwen3-32b", "t", NOW):
+        book.record(entry)
+    report = build_report(book.daily_aggregates, 7, TODAY, CATALOG, ops_ready=True)
+    assert report["gpu_capacity"]["known_seconds"] == "0.0"
+    side = report["breakeven"]["self_hosted"]
+    assert (D(side["spot_share"]), side["spot_share_basis"]) == (CATALOG.fleet.spot_share, "configured estimate")
+
+
+def test_an_aggregate_written_before_the_unknown_counters_reads_as_all_known() -> None:
+    # a day row from before the unknown-capacity counters: its attempts' capacities were never told apart, so
+    # they read as known, and the report is what it was
+    old = {"day": "2026-12-02", "tenant": "acme", "backend": "self_hosted", "model": "qwen3-32b", "calls": 4,
+           "gpu_attempts": 4, "gpu_instance_seconds": D(1000), "gpu_spot_seconds": D(250)}
+    report = build_report(lambda days: iter([old]), 7, TODAY, CATALOG, ops_ready=True)
+    assert report["gpu_capacity"] == {"attempts": "4", "instance_seconds": "1000.0", "spot_seconds": "250.0",
+                                      "known_seconds": "1000.0", "unknown_attempts": "0"}
+    side = report["breakeven"]["self_hosted"]
+    assert (D(side["spot_share"]), side["spot_share_basis"]) == (D("0.25"), "measured over 4 attempts")

@@ -152,9 +152,12 @@ class Budgets:
         """Budget alerts on the settled total (after the real cost replaced the worst case)."""
         if self._alerts is None or not self._alerts.enabled or committed is None:
             return
-        limit, thresholds = self._limits.get_or_load(tenant, lambda: self._load_limit(tenant))
-        if limit is not None:
-            self._alerts.check(tenant, period, committed, limit, thresholds)
+        try:
+            limit, thresholds = self._limits.get_or_load(tenant, lambda: self._load_limit(tenant))
+            if limit is not None:
+                self._alerts.check(tenant, period, committed, limit, thresholds)
+        except Exception as exc:  # the spend is settled already: an alert (or reading its limit) never fails the request
+            logger.warning("budget.alert_failed", extra={"tenant": tenant, "error": exc.__class__.__name__})
 
     def committed(self, tenant: str, period: str | None = None) -> Decimal:
         item = self._table.get({"tenant": tenant, "period": period or current_period()})

@@ -207,6 +207,27 @@ def test_each_threshold_alerts_once_and_a_failed_publish_is_retried() -> None:
     assert [m["MessageAttributes"]["threshold"]["StringValue"] for m in sns.messages] == ["50"]
 
 
+class LimitReadFails(InMemoryTable):
+    failing = False
+
+    def get(self, key: Any, consistent: bool = True) -> Any:
+        if self.failing and key.get("period") == "limit":
+            raise SdkFailure("DynamoDB is throttling")
+        return super().get(key, consistent=consistent)
+
+
+def test_an_alert_that_cannot_read_its_limit_is_logged_and_the_settled_spend_stands(captured_logs: Any) -> None:
+    table = LimitReadFails("budgets", ("tenant", "period"))
+    store = Budgets(table, cache_ttl_s=0, alerts=BudgetAlerts(table, AlertsConfig("arn:aws:sns:us-east-1:1:t", (50,)), sns=RecordingSns()))
+    store.set_limit("acme", Decimal("1.00"))
+    reservation = store.reserve("acme", Decimal("0.90"), period="2026-12")
+    table.failing = True
+    store.settle(reservation, Decimal("0.60"))  # raised SdkFailure from the alert step after the write had landed
+    table.failing = False
+    assert store.committed("acme", "2026-12") == Decimal("0.60")
+    assert '"budget.alert_failed"' in captured_logs.getvalue() and '"SdkFailure"' in captured_logs.getvalue()
+
+
 def test_the_latest_decision_is_the_last_day_saved() -> None:
     store = DecisionStore(InMemoryTable("decisions", ("scope", "day")))
     assert store.latest() == DecisionState()

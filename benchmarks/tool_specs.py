@@ -1,6 +1,6 @@
 """Declared client tool specs: what screening each one costs, and what screening them joined would lose.
 
-Each declared tool's spec (description + input schema, as `invoke.tool_spec_text` renders it) is screened on
+Each declared tool's spec (description + input schema, as `agent.tools.tool_spec_text` renders it) is screened on
 its own. This prints (1) `screen()` time per spec by size, and for 5 ordinary specs one by one vs joined into
 one text; (2) how many corpus attacks blocked as one tool's description still are when that description is
 the 4th of 5 tool specs screened as one text, and how many sets of 5 benign descriptions are blocked either way.
@@ -19,7 +19,7 @@ from common import ROOT, percentile
 sys.path.insert(0, os.path.join(ROOT, "tests", "data", "screening", "corpus"))
 from dataset import load_rows  # noqa: E402
 
-from chalicelib.invoke import tool_spec_text  # noqa: E402
+from chalicelib.agent.tools import tool_spec_text  # noqa: E402
 from chalicelib.screening import screen  # noqa: E402
 
 ORDINARY = ["Look up an order by its id and return its status, items and shipping address.",

@@ -19,6 +19,7 @@ from typing import Any
 
 from .agent.client_tools import compile_client_tools
 from .agent.loop import TOOL_USE, AgentLimits, AgentResult, ClientInputCheck, Spent, ToolExecutor, run_agent, user_text
+from .agent.tools import tool_spec_text
 from .api_schemas import InvokeRequest, InvokeResponse
 from .auth import Tenant
 from .conversations.messages import merge_roles, to_converse, to_public, tool_result_block
@@ -100,12 +101,6 @@ def _screened_block(services: Services, tenant: Tenant, trace_id: str, role: str
             parts.append({"text": verdict.redacted_text} if verdict.redacted_text else part)
         return {"toolResult": {**result, "content": parts}}
     return block
-
-
-def tool_spec_text(spec: dict[str, Any]) -> str:
-    """What the model reads of a tool spec: its description, and its input schema (property descriptions, enums)."""
-    tool = spec["toolSpec"]
-    return tool.get("description", "") + "\n" + json.dumps(tool.get("inputSchema", {}), ensure_ascii=False)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ the model's arguments with the same model before the function runs.
 from __future__ import annotations
 
 import inspect
+import json
 from dataclasses import dataclass
 from typing import Any, Callable, get_type_hints
 
@@ -93,3 +94,10 @@ def tool(name: str, description: str, registry: ToolRegistry = REGISTRY) -> Call
         return function
 
     return decorate
+
+
+def tool_spec_text(spec: dict[str, Any]) -> str:
+    """What the model reads of a Converse tool spec: its description, and its input schema (property
+    descriptions, enums). What screening reads of a declared or registered tool."""
+    tool = spec["toolSpec"]
+    return tool.get("description", "") + "\n" + json.dumps(tool.get("inputSchema", {}), ensure_ascii=False)

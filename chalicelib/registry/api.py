@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..agent.tools import tool_spec_text
 from ..api_schemas import InvokeRequest
 from ..auth import Tenant
 from ..errors import NotFound, ValidationFailed
@@ -51,8 +52,6 @@ def check_tool(services: Services, tenant: str, name: str, definition: ToolDefin
     if name not in existing and len(existing) >= MAX_ITEMS_PER_KIND:
         raise ValidationFailed(f"A tenant may register at most {MAX_ITEMS_PER_KIND} tools.", {"max": MAX_ITEMS_PER_KIND})
     # Last, after the cheap refusals: its description and schema reach every model that is offered the tool.
-    from ..invoke import tool_spec_text
-
     services.screening.require_allowed(tool_spec_text(tool_spec(name, definition)), tenant, trace_id, "registry.tool")
 
 

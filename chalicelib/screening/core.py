@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Literal, Protocol
 
 from . import classifier
 from .matcher import Matcher, RulePattern, matcher_for, to_regex
-from .normalize import views
+from .normalize import fold_pattern, views
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 
@@ -132,8 +132,9 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
             pack = json.load(handle)
         for raw in pack["rules"]:
             kinds = frozenset(raw.get("views", ["text"]))
-            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(raw["pattern"]),
-                              anchor_words(raw["pattern"]) if kinds == {"text"} else None, kinds))
+            pattern = fold_pattern(raw["pattern"])  # written in its own script, matched on the folded text
+            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(pattern),
+                              anchor_words(pattern) if kinds == {"text"} else None, kinds))
     ids = [rule.id for rule in rules]
     if len(ids) != len(set(ids)):
         raise ValueError("duplicate rule ids in the screening rule packs")

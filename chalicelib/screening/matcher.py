@@ -26,13 +26,18 @@ from typing import Callable, Iterable, Protocol
 
 COMPILED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "compiled")
 _WORD_GAP = re.compile(r"~(\d+)~")
+# '~sN~': up to N words in between, words being what lies between spaces (the folded text's only
+# whitespace): for scripts whose letters are not ASCII, where \W and \b do not see words.
+_SPACE_GAP = re.compile(r"~s(\d+)~")
 # Per rule (RE2's default): its DFA cache stays within this, then RE2 falls back to its slower, still
 # linear, NFA. More memory speeds up some near misses but, times 60 rules, would not fit a 512 MB Lambda.
 _RE2_MAX_MEM = 8 << 20
 
 
 def to_regex(pattern: str) -> str:
-    """A rule pattern as a regex: '~N~' means up to N words in between."""
+    """A rule pattern as a regex: '~N~' means up to N words in between; '~sN~' the rest of the word,
+    then up to N space-separated words (any script)."""
+    pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     return _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
 
 

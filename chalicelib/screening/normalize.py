@@ -100,6 +100,14 @@ def fold(text: str) -> str:
     return _fold_letters(_fold_case(text))
 
 
+def fold_pattern(pattern: str) -> str:
+    """A rule pattern's non-ASCII characters folded as `fold` folds the text (NFKC, lower case, homoglyphs,
+    accents), so that a rule written in its own script ("игнорируй", "instruções") matches the folded
+    reading ("игhopиpyй", "instrucoes"). ASCII, which carries the regex syntax, is left as written."""
+    return "".join(char if char.isascii() else unicodedata.normalize("NFKC", char).lower().translate(_FOLD_TABLE)
+                   for char in pattern)
+
+
 def _fold_case(text: str) -> str:
     """fold's first half: NFKC, invisible characters removed, lower case."""
     text = unicodedata.normalize("NFKC", text)

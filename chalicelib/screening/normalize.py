@@ -100,11 +100,18 @@ def fold(text: str) -> str:
     return _fold_letters(_fold_case(text))
 
 
+def lower(text: str) -> str:
+    """Lower case, with Turkish "İ" read as "i": Python lower-cases it to "i" and a combining dot above
+    (U+0307), which no rule's "i" matches ("İGNORE", "İşlem"). Only text with U+0307 changes."""
+    lowered = text.lower()
+    return lowered.replace("i\u0307", "i") if "\u0307" in lowered else lowered
+
+
 def fold_pattern(pattern: str) -> str:
     """A rule pattern's non-ASCII characters folded as `fold` folds the text (NFKC, lower case, homoglyphs,
     accents), so that a rule written in its own script ("игнорируй", "instruções") matches the folded
     reading ("игhopиpyй", "instrucoes"). ASCII, which carries the regex syntax, is left as written."""
-    return "".join(char if char.isascii() else unicodedata.normalize("NFKC", char).lower().translate(_FOLD_TABLE)
+    return "".join(char if char.isascii() else lower(unicodedata.normalize("NFKC", char)).translate(_FOLD_TABLE)
                    for char in pattern)
 
 
@@ -113,7 +120,7 @@ def _fold_case(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     if not text.isascii():  # every invisible character is non-ASCII
         text = _INVISIBLE.sub("", text)
-    return text.lower()
+    return lower(text)
 
 
 def _fold_letters(text: str) -> str:

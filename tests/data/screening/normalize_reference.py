@@ -84,7 +84,7 @@ def fold(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     if not text.isascii():  # every invisible character is non-ASCII
         text = _INVISIBLE.sub("", text)
-    text = text.lower()
+    text = text.lower().replace("i\u0307", "i")  # Turkish "İ" lower-cases to "i" + U+0307: read as "i"
     if not text.isascii() and _FOLDABLE.search(text):  # the common case skips this
         # Homoglyphs to Latin, accents stripped, so one rule covers "instruções"/"instrucoes".
         text = text.translate(_FOLD_TABLE)

@@ -98,6 +98,8 @@ def _split_top_level(group: str) -> list[str]:
 
 def anchor_words(pattern: str) -> frozenset[str] | None:
     """The first words a pattern can start with, when its first group is a plain word alternation."""
+    if len(_split_top_level(pattern)) > 1:
+        return None  # "(a|b)\s+x|y": the branches after the first start with other words
     body = pattern[2:] if pattern.startswith("\\b") else pattern
     if not body.startswith("("):
         return None

@@ -237,3 +237,11 @@ def test_other_languages_indirect_attacks_match_their_rules_and_the_same_words_i
     missed = [text for text in attacks if not any(rule.startswith(f"ind.{lang}.") for rule in rule_ids(text))]
     matched = [(text, rule_ids(text)) for text in benign if rule_ids(text)]
     assert (missed, matched) == ([], [])
+
+
+def test_a_pattern_with_a_top_level_alternation_has_no_anchor_words():
+    """Its later branches start with other words: anchored on the first group's, RE2 would never try them."""
+    from chalicelib.screening.core import anchor_words
+
+    assert anchor_words(r"\b(note|notiz)\s+an\b|\b(ki)\s*,") is None
+    assert anchor_words(r"\b(note|notiz)\s+an\b") == {"note", "notiz"}

@@ -103,8 +103,7 @@ def fold(text: str) -> str:
 def lower(text: str) -> str:
     """Lower case, with Turkish "İ" read as "i": Python lower-cases it to "i" and a combining dot above
     (U+0307), which no rule's "i" matches ("İGNORE", "İşlem"). Only text with U+0307 changes."""
-    lowered = text.lower()
-    return lowered.replace("i\u0307", "i") if "\u0307" in lowered else lowered
+    return text.lower().replace("i\u0307", "i")  # returns the same string when there is nothing to replace
 
 
 def fold_pattern(pattern: str) -> str:

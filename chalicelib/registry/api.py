@@ -12,7 +12,7 @@ from ..http import ApiRequest, ApiResponse, parse_body
 from ..idempotency import IDEMPOTENCY_HEADER, run_once
 from ..netguard import UnsafeDestination, check_url, vetted_address
 from ..services import Services, get_services
-from .agents import agent_request, agent_services
+from .agents import agent_request, agent_screening, agent_services
 from .schemas import (NAME_PATTERN, TOOL_SECRET_PREFIX, AgentDefinition, AgentView, HttpsTarget, McpTarget, ToolDefinition,
                       ToolView, secret_name)
 from .store import MAX_ITEMS_PER_KIND, Kind
@@ -56,7 +56,7 @@ def check_tool(services: Services, tenant: str, name: str, definition: ToolDefin
 
 
 def check_agent(services: Services, tenant: str, name: str, definition: AgentDefinition, trace_id: str) -> None:
-    """Registration rules of an agent (its system prompt is screened when it runs, like any invoke's)."""
+    """Registration rules of an agent that need the tenant or screening (the body's own rules are in the schema)."""
     registered = {record["name"] for record in services.registry.list(tenant, "tool")}
     unknown = sorted(set(definition.tools) - registered - set(services.tools.names()))
     if unknown:
@@ -64,6 +64,11 @@ def check_agent(services: Services, tenant: str, name: str, definition: AgentDef
     existing = {record["name"] for record in services.registry.list(tenant, "agent")}
     if name not in existing and len(existing) >= MAX_ITEMS_PER_KIND:
         raise ValidationFailed(f"A tenant may define at most {MAX_ITEMS_PER_KIND} agents.", {"max": MAX_ITEMS_PER_KIND})
+    # Last, after the cheap refusals, and under the agent's own screening (its overrides only tighten the tenant's
+    # policy): the gate every invoke of this agent screens the system prompt with, so a prompt that would fail every
+    # run is refused here instead of stored. Each invoke still screens it: the policy and the model may change since.
+    if definition.system:
+        agent_screening(services, definition).require_allowed(definition.system, tenant, trace_id, "registry.agent")
 
 
 _VIEWS: dict[str, type] = {"tool": ToolView, "agent": AgentView}

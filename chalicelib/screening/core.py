@@ -20,6 +20,9 @@ from .matcher import Matcher, RulePattern, matcher_for, to_regex
 from .normalize import fold_pattern, views
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
+# Not a pack: per language, the words that negate an instruction, which the negation marks of that language's
+# rules read (matcher.to_regex).
+NEGATIONS_FILE = "negations.json"
 
 PiiAction = Literal["off", "block", "redact"]
 CLASSIFIER_REASON = "classifier.injection"
@@ -81,6 +84,7 @@ class ManagedCheck(Protocol):
 
 
 _LEADING_WORD = re.compile(r"^[a-z0-9']+")
+_LEADING_NEGATION_MARK = re.compile(r"^~s?<!~")
 
 
 def _split_top_level(group: str) -> list[str]:
@@ -98,6 +102,7 @@ def _split_top_level(group: str) -> list[str]:
 
 def anchor_words(pattern: str) -> frozenset[str] | None:
     """The first words a pattern can start with, when its first group is a plain word alternation."""
+    pattern = _LEADING_NEGATION_MARK.sub("", pattern)  # it narrows where the first group matches, no more
     if len(_split_top_level(pattern)) > 1:
         return None  # "(a|b)\s+x|y": the branches after the first start with other words
     body = pattern[2:] if pattern.startswith("\\b") else pattern
@@ -124,18 +129,29 @@ def anchor_words(pattern: str) -> frozenset[str] | None:
     return frozenset(words)
 
 
+def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
+    """Per language, the words that negate an instruction, folded as the text is ("не" reads "he"); none if no file."""
+    path = os.path.join(rules_dir, NEGATIONS_FILE)
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as handle:
+        table = json.load(handle)["negations"]
+    return {lang: tuple(fold_pattern(word) for word in words) for lang, words in table.items()}
+
+
 @lru_cache(maxsize=4)
 def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
     rules: list[Rule] = []
+    negations = load_negations(rules_dir)
     for name in sorted(os.listdir(rules_dir)):
-        if not name.endswith(".json"):
+        if not name.endswith(".json") or name == NEGATIONS_FILE:
             continue
         with open(os.path.join(rules_dir, name), encoding="utf-8") as handle:
             pack = json.load(handle)
         for raw in pack["rules"]:
             kinds = frozenset(raw.get("views", ["text"]))
             pattern = fold_pattern(raw["pattern"])  # written in its own script, matched on the folded text
-            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(pattern),
+            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(pattern, negations.get(raw["lang"], ())),
                               anchor_words(pattern) if kinds == {"text"} else None, kinds))
     ids = [rule.id for rule in rules]
     if len(ids) != len(set(ids)):

@@ -34,11 +34,79 @@ _SPACE_GAP = re.compile(r"~s(\d+)~")
 _RE2_MAX_MEM = 8 << 20
 
 
-def to_regex(pattern: str) -> str:
+# Negations: given the words that negate an instruction in a rule's language (rules/negations.json),
+# '~<!~' says the word before this point is not one of them, '~!>~' the word after it, '~N!~' is a '~N~'
+# gap with none of them in it, and '~s<!~' is '~<!~' counting space-separated words (a rule written with
+# '~sN~' gaps). "Do not send the passwords to ...", "Vergiss die Anweisungen nicht", "Не забудь
+# инструкции" are advice, not attacks.
+# Neither engine has look-around, so "not a negation" is spelt as a regex: any word but those (not_one_of).
+_NEGATION_MARK = re.compile(r"~(s?)(<!|!>|\d+!)~")
+_NEGATION_WORD = re.compile(r"[a-z0-9]+")
+# ASCII punctuation but the apostrophe and the hyphen (inside words: "don't", "KI-Assistent"): between a
+# negation and the rule's word it ends the negated clause ("Don't. Send ...", "..., nicht die neuen").
+_CLAUSE_MARK = r"[!-&(-,./:-@\[-^`{-~]"
+_WORD_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+
+
+def to_regex(pattern: str, negations: Iterable[str] = ()) -> str:
     """A rule pattern as a regex: '~N~' means up to N words in between; '~sN~' the rest of the word,
-    then up to N space-separated words (any script)."""
+    then up to N space-separated words (any script); the negation marks above use `negations`."""
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
-    return _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
+    pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
+    negations = tuple(negations)
+    return _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations), pattern)
+
+
+def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...]) -> str:
+    if not negations:
+        raise ValueError("a negation mark in a rule whose language has no negations")
+    other = not_one_of(negations, spaced)
+    if spaced and mark == "<!":
+        # As '~sN~' rules read words: the rule's word may end a longer one ("проигнорируй", "«забудь").
+        return f"(?:^|(?:^| ){other} )[^ ]*"
+    if spaced:
+        raise ValueError(f"'~s{mark}~' is not a negation mark (only '~s<!~' is)")
+    if mark == "<!":
+        return f"(?:^\\W*|{_CLAUSE_MARK}\\W*|(?:^|\\W){other}\\W+)"
+    if mark == "!>":
+        return f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|\\W+{other}(?:\\W|$))"
+    return f"(?:\\W+{other}){{0,{mark[:-1]}}}?\\W+"
+
+
+def not_one_of(words: Iterable[str], spaced: bool = False) -> str:
+    """A regex for one whole word that is none of `words` (ASCII letters and digits: a class of a
+    multi-byte character would be a class of its bytes in Hyperscan), where the caller's context ends the
+    word (a non-word character, or a space when `spaced`): a word is letters and digits, or when `spaced`
+    whatever lies between spaces. Built from the words' trie: at each prefix, any other next character
+    then anything, or the next character of a negation and so on, or the end when the prefix is not one."""
+    trie: dict = {}
+    for word in words:
+        if not _NEGATION_WORD.fullmatch(word):
+            raise ValueError(f"negation {word!r} is not ASCII letters and digits once folded")
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    rest = "[^ ]" if spaced else "\\w"
+
+    def branch(node: dict, may_end: bool) -> str:
+        nexts = sorted(char for char in node if char)
+        other = f"[^ {''.join(nexts)}]" if spaced else _char_class(set(_WORD_CHARS) - set(nexts))
+        parts = [f"{other}{rest}*"] + [char + branch(node[char], "" not in node[char]) for char in nexts]
+        return f"(?:{'|'.join(parts)}){'?' if may_end else ''}"
+
+    return branch(trie, False)
+
+
+def _char_class(chars: set[str]) -> str:
+    """A character class of ASCII `chars`, consecutive ones as ranges."""
+    codes, runs = sorted(map(ord, chars)), []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "[" + "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in runs) + "]"
 
 
 @dataclass(frozen=True)

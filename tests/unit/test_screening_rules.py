@@ -72,6 +72,7 @@ def test_threshold_is_the_tenant_policy():
 
 def test_anchor_words_come_from_a_plain_first_group():
     assert anchor_words(r"\b(ignore|disregard)\b~2~x") == frozenset({"ignore", "disregard"})
+    assert anchor_words(r"~<!~\b(ignore|disregard)\b~2~x") == frozenset({"ignore", "disregard"})  # the mark only narrows
     assert anchor_words(r"(<!--|\[system\])") is None
     assert anchor_words(r"\b(summari[sz]e|read)\b") is None
 
@@ -245,3 +246,25 @@ def test_a_pattern_with_a_top_level_alternation_has_no_anchor_words():
 
     assert anchor_words(r"\b(note|notiz)\s+an\b|\b(ki)\s*,") is None
     assert anchor_words(r"\b(note|notiz)\s+an\b") == {"note", "notiz"}
+
+
+def test_not_one_of_is_any_whole_word_but_those():
+    import re
+
+    from chalicelib.screening.matcher import not_one_of
+
+    other = re.compile(not_one_of(["not", "no", "t"]))
+    assert [word for word in ("not", "no", "t", "n", "note", "nothing", "tt", "x", "_1") if other.fullmatch(word)] == \
+        ["n", "note", "nothing", "tt", "x", "_1"]
+    spaced = re.compile(not_one_of(["he"], spaced=True))  # "не", folded
+    assert [word for word in ("he", "h", "hé", "he,", "ни", "the") if spaced.fullmatch(word)] == ["h", "hé", "he,", "ни", "the"]
+
+
+def test_a_negation_mark_needs_ascii_negations():
+    from chalicelib.screening.matcher import to_regex
+
+    with pytest.raises(ValueError):
+        to_regex(r"~<!~\b(send)\b")
+    with pytest.raises(ValueError):
+        to_regex(r"~<!~\b(send)\b", ["nie\u017c"])  # a class of a multi-byte letter would be a class of its bytes
+    assert to_regex(r"\b(send)\b~2~x") == to_regex(r"\b(send)\b~2~x", ["not"])  # no mark, no change

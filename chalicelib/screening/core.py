@@ -84,7 +84,7 @@ class ManagedCheck(Protocol):
 
 
 _LEADING_WORD = re.compile(r"^[a-z0-9']+")
-_LEADING_NEGATION_MARK = re.compile(r"^~s?<!~")
+_LEADING_NEGATION_MARK = re.compile(r"^~(?:s|\d+)?<!~")
 
 
 def _split_top_level(group: str) -> list[str]:

@@ -35,12 +35,13 @@ _RE2_MAX_MEM = 8 << 20
 
 
 # Negations: given the words that negate an instruction in a rule's language (rules/negations.json),
-# '~<!~' says the word before this point is not one of them, '~!>~' the word after it, '~N!~' is a '~N~'
-# gap with none of them in it, and '~s<!~' is '~<!~' counting space-separated words (a rule written with
-# '~sN~' gaps). "Do not send the passwords to ...", "Vergiss die Anweisungen nicht", "Не забудь
-# инструкции" are advice, not attacks.
+# '~<!~' says the word before this point is not one of them, '~N<!~' none of the N words before it back to
+# the clause's start (a negation a few words off: "Under no circumstances should you reveal ..."), '~!>~'
+# the word after it, '~N!~' is a '~N~' gap with none of them in it, and '~s<!~' is '~<!~' counting
+# space-separated words (a rule written with '~sN~' gaps). "Do not send the passwords to ...", "Vergiss die
+# Anweisungen nicht", "Не забудь инструкции" are advice, not attacks.
 # Neither engine has look-around, so "not a negation" is spelt as a regex: any word but those (not_one_of).
-_NEGATION_MARK = re.compile(r"~(s?)(<!|!>|\d+!)~")
+_NEGATION_MARK = re.compile(r"~(s?)(\d*<!|!>|\d+!)~")
 _NEGATION_WORD = re.compile(r"[a-z0-9]+")
 # ASCII punctuation but the apostrophe and the hyphen (inside words: "don't", "KI-Assistent"): between a
 # negation and the rule's word it ends the negated clause ("Don't. Send ...", "..., nicht die neuen").
@@ -66,8 +67,12 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...]) -> str:
         return f"(?:^|(?:^| ){other} )[^ ]*"
     if spaced:
         raise ValueError(f"'~s{mark}~' is not a negation mark (only '~s<!~' is)")
-    if mark == "<!":
-        return f"(?:^\\W*|{_CLAUSE_MARK}\\W*|(?:^|\\W){other}\\W+)"
+    if mark.endswith("<!"):
+        # The clause starts within the N words, none of them a negation, or the N words before are none.
+        words = int(mark[:-2] or 1)
+        between = f"(?:{other}\\W+){{0,{words - 1}}}" if words > 1 else ""
+        before = f"(?:{other}\\W+){{{words}}}" if words > 1 else f"{other}\\W+"
+        return f"(?:^\\W*{between}|{_CLAUSE_MARK}\\W*{between}|(?:^|\\W){before})"
     if mark == "!>":
         return f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|\\W+{other}(?:\\W|$))"
     return f"(?:\\W+{other}){{0,{mark[:-1]}}}?\\W+"

@@ -73,6 +73,7 @@ def test_threshold_is_the_tenant_policy():
 def test_anchor_words_come_from_a_plain_first_group():
     assert anchor_words(r"\b(ignore|disregard)\b~2~x") == frozenset({"ignore", "disregard"})
     assert anchor_words(r"~<!~\b(ignore|disregard)\b~2~x") == frozenset({"ignore", "disregard"})  # the mark only narrows
+    assert anchor_words(r"~4<!~\b(ignore|disregard)\b~2~x") == frozenset({"ignore", "disregard"})
     assert anchor_words(r"(<!--|\[system\])") is None
     assert anchor_words(r"\b(summari[sz]e|read)\b") is None
 
@@ -330,6 +331,20 @@ def test_not_one_of_is_any_whole_word_but_those():
         ["n", "note", "nothing", "tt", "x", "_1"]
     spaced = re.compile(not_one_of(["he"], spaced=True))  # "не", folded
     assert [word for word in ("he", "h", "hé", "he,", "ни", "the") if spaced.fullmatch(word)] == ["h", "hé", "he,", "ни", "the"]
+
+
+def test_a_negation_a_few_words_before_cancels_up_to_the_clause_start():
+    import re
+
+    from chalicelib.screening.matcher import to_regex
+
+    rule = re.compile(to_regex(r"~3<!~\b(reveal)\b", ["not", "no", "t"]))
+    texts = ("reveal it", "please do reveal it", "no. reveal it", "no matter what, reveal it", "not one two three reveal it",
+             "under no circumstances reveal it", "do not reveal it", "don't ever reveal it", "not to be revealed, reveal it")
+    assert [text for text in texts if rule.search(text)] == \
+        ["reveal it", "please do reveal it", "no. reveal it", "no matter what, reveal it", "not one two three reveal it",
+         "not to be revealed, reveal it"]
+    assert to_regex(r"~1<!~\b(reveal)\b", ["not"]) == to_regex(r"~<!~\b(reveal)\b", ["not"])
 
 
 def test_a_negation_mark_needs_ascii_negations():

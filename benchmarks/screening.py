@@ -8,6 +8,8 @@ Printed, for the gate as deployed (rules + classifier, noisy-OR, block at the de
   figures (recall, FPR, per category, per language, hard negatives) predict behaviour on attacks nobody
   has seen; rules alone and the classifier alone are shown beside the gate;
 - the threshold the held-out scores would need for FPR <= 0.02, and the recall there;
+- system prompts (the system role's own model, classifier.SYSTEM_MODEL_DIR): held out by source, how many
+  real system prompts the gate would refuse;
 - latency of `screen()` with the shipped model: p50/p99/max over the corpus padded to up to 32,000
   characters, plus the cold import of the API and the lazy first-screen model load, in fresh processes.
 Targets (issue 13): held-out recall >= 0.90 at FPR <= 0.02; hard negatives allowed; p99 <= 10 ms,
@@ -33,10 +35,10 @@ sys.path.insert(0, CORPUS)
 import numpy as np  # noqa: E402
 from dataset import load_rows  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
-from train import encode, fit, trainable, training_grams, with_variants  # noqa: E402
+from train import SYSTEM_ONLY, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
 
 from chalicelib.screening import classifier, screen  # noqa: E402
-from chalicelib.screening.core import combine, load_rules, match_rules  # noqa: E402
+from chalicelib.screening.core import MODEL_DIRS, combine, load_rules, match_rules  # noqa: E402
 
 THRESHOLD = 0.5
 TARGET_FPR = 0.02
@@ -127,7 +129,8 @@ def main() -> None:
         latency(load_rows())
         cold_start()
         return
-    rows = load_rows()
+    every_row = load_rows()
+    rows = user_rows(every_row)  # the user role's model and its corpus; system prompts are measured apart (system_prompts)
     shipped = classifier.load_model()
     rules = load_rules()
     rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules)) for row in rows]
@@ -167,10 +170,33 @@ def main() -> None:
         print(f"  at FPR <= {TARGET_FPR}: the gate would need block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
         print("  missed attacks (first 12): " + " | ".join([row["text"][:70].replace("\n", " ") for row, hit in zip(rows, blocked) if row["label"] == "attack" and not hit][:12]))
         print("  false positives (first 12): " + " | ".join([row["text"][:70].replace("\n", " ") for row, hit in zip(rows, blocked) if row["label"] == "benign" and hit][:12]))
+        system_prompts(every_row, rules, args.jobs)
 
     print()
     latency(rows)
     cold_start()
+
+
+def system_prompts(rows: list[dict], rules, jobs: int) -> None:
+    """The system role: each source holding system prompts screened (rules that judge the role, and the system
+    model) by a model trained on every other row, system prompts included."""
+    shipped = classifier.load_model(MODEL_DIRS["system"])
+    training = with_variants(rows)
+    encoded = encode([training_grams(row["text"]) for row in training])
+    sources = sorted({row["source"] for row in rows if row["category"] == SYSTEM_ONLY})
+    folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]  # the whole source held out
+    tested = [i for fold in folds for i in fold if rows[i]["category"] == SYSTEM_ONLY]
+    windows_of = [runtime_grams(row["text"], shipped) if row["category"] == SYSTEM_ONLY else [] for row in rows]
+    held_out = out_of_fold(rows, training, encoded, windows_of, folds, jobs)
+    folds = [[i for i in fold if rows[i]["category"] == SYSTEM_ONLY] for fold in folds]
+    rule_scores = {i: combine(rule.weight for rule in match_rules(rows[i]["text"], rules) if "system" not in rule.not_for) for i in tested}
+    print(f"\n[SYSTEM PROMPTS, held out by source ({len(tested)} benign; shipped system model {shipped.version})]")
+    for source, fold in zip(sources, folds):
+        gate = [combine((rule_scores[i], held_out[i])) >= THRESHOLD for i in fold]
+        by_rules = [rule_scores[i] >= THRESHOLD for i in fold]
+        print(f"    {source:<28} refused {sum(gate):>3} of {len(fold):>3} (rules alone {sum(by_rules)})")
+    refused = sum(combine((rule_scores[i], held_out[i])) >= THRESHOLD for i in tested)
+    print(f"  refused at the default block_threshold: {refused} of {len(tested)} ({refused / len(tested):.3f})")
 
 
 def timed(function, text: str) -> float:
@@ -211,7 +237,9 @@ screen("hello there")
 first = time.perf_counter()
 screen("hello again")
 second = time.perf_counter()
-print((imported - started) * 1000, loaded_on_import, (first - before) * 1000, (second - first) * 1000)
+screen("You are the order desk of our shop. Answer briefly.", role="system")
+system = time.perf_counter()
+print((imported - started) * 1000, loaded_on_import, (first - before) * 1000, (second - first) * 1000, (system - second) * 1000)
 """
 
 
@@ -221,11 +249,12 @@ def cold_start(runs: int = 5) -> None:
     env = {**os.environ, "PYTHONPATH": ROOT, "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")}
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", COLD], cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout.split()
-        results.append([float(value) for value in out[-4:]])
-    imports, loaded, firsts, seconds = zip(*results)
+        results.append([float(value) for value in out[-5:]])
+    imports, loaded, firsts, seconds, systems = zip(*results)
     print(f"[cold start, {runs} fresh processes] import app: median {sorted(imports)[runs // 2]:.0f} ms; model loaded by the import: "
           f"{'yes' if any(loaded) else 'no'}; first screen (loads the model): median {sorted(firsts)[runs // 2]:.0f} ms; "
-          f"second screen {sorted(seconds)[runs // 2]:.2f} ms")
+          f"second screen {sorted(seconds)[runs // 2]:.2f} ms; first system prompt (loads the system model): median "
+          f"{sorted(systems)[runs // 2]:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ from .defaults import DEFAULT_BEDROCK_MODEL
 
 
 def screen_jsonl(source: TextIO, sink: TextIO, threshold: float) -> int:
-    """One {"text": ...} per input line -> one {"blocked", "reasons", "score"} per output line, in order."""
+    """One {"text": ...} per input line (and "role": "system" for a system prompt) -> one {"blocked", "reasons",
+    "score"} per output line, in order."""
     from .screening import Policy, screen
 
     policy = Policy(block_threshold=threshold, max_chars=10**9)
@@ -19,15 +20,18 @@ def screen_jsonl(source: TextIO, sink: TextIO, threshold: float) -> int:
         if not line.strip():
             continue
         try:
-            text = json.loads(line)["text"]
+            item = json.loads(line)
+            text, role = item["text"], item.get("role", "user")
             if not isinstance(text, str):
                 raise TypeError("text must be a string")
+            if role not in ("user", "system"):
+                raise ValueError("role must be 'user' or 'system'")
         except (ValueError, KeyError, TypeError) as exc:
             # Keep output aligned with input: an error line, not a silent skip.
             sink.write(json.dumps({"error": f"line {number}: {exc.__class__.__name__}: {exc}"}) + "\n")
             bad_lines += 1
             continue
-        verdict = screen(text, policy)
+        verdict = screen(text, policy, role=role)
         sink.write(json.dumps({"blocked": not verdict.allowed, "reasons": list(verdict.reasons), "score": round(verdict.score, 4)}) + "\n")
     return 1 if bad_lines else 0
 

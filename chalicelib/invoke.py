@@ -131,7 +131,7 @@ def plan_exchange(services: Services, tenant: Tenant, exchange: Exchange, trace_
         services.screening.require_allowed(tool_spec_text(spec), tenant.tenant, trace_id, "invoke.tool_spec",
                                            subject={"tool": spec["toolSpec"]["name"]})
     if exchange.system:
-        services.screening.require_allowed(exchange.system, tenant.tenant, trace_id, "invoke.system")
+        services.screening.require_allowed(exchange.system, tenant.tenant, trace_id, "invoke.system", role="system")
     limits = AgentLimits(
         max_steps=settings.limits.max_agent_steps,
         max_cost_usd=Decimal(str(settings.limits.max_request_cost_usd)),

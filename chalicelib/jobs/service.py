@@ -49,7 +49,7 @@ class JobService(JobContext):
         for index, prompt in enumerate(prompts):
             self.services.screening.require_allowed(prompt, tenant.tenant, trace_id, f"jobs.item[{index}]")
         if request.system:
-            self.services.screening.require_allowed(request.system, tenant.tenant, trace_id, "jobs.system")
+            self.services.screening.require_allowed(request.system, tenant.tenant, trace_id, "jobs.system", role="system")
         job_id = job_id_for(tenant.tenant, idempotency_key)
         existing = self.store.get(job_id)
         if existing:

@@ -68,7 +68,7 @@ def check_agent(services: Services, tenant: str, name: str, definition: AgentDef
     # policy): the gate every invoke of this agent screens the system prompt with, so a prompt that would fail every
     # run is refused here instead of stored. Each invoke still screens it: the policy and the model may change since.
     if definition.system:
-        agent_screening(services, definition).require_allowed(definition.system, tenant, trace_id, "registry.agent")
+        agent_screening(services, definition).require_allowed(definition.system, tenant, trace_id, "registry.agent", role="system")
 
 
 _VIEWS: dict[str, type] = {"tool": ToolView, "agent": AgentView}

@@ -25,9 +25,14 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .normalize import decoded_payloads, fold, join_spaced_letters, unleet
+from .normalize import decoded_payloads, fold, join_spaced_letters, lower, unleet
 
 MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
+# The model that reads the developer's own system prompts (core.Role "system"): the same corpus, plus system prompts
+# as benign texts. Not one model for both: a system prompt is instructions to the model, as an injection is. Held out,
+# the user model trained with system prompts lost 0.617 -> 0.590 recall at FPR 0.02; trained without, it blocked
+# 77 of 382 agent frameworks' system prompts (20%), the system model 8 (2%).
+SYSTEM_MODEL_DIR = os.path.join(MODEL_DIR, "system")
 FORMAT = 2  # 2: one binary file (JSON header, NUL-joined n-grams, float32 weights); 1 was one JSON object
 MIN_CHARS = 24
 # Scripts written without spaces, where one character is about a word: each counts WIDE_WEIGHT characters
@@ -64,7 +69,8 @@ def prepare(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     if not text.isascii():  # every invisible character is non-ASCII
         text = _INVISIBLE.sub("", text)
-    return " ".join(text.lower().split())  # str.split's whitespace is re's \s (tests/unit/test_screening_normalize.py)
+    # normalize.lower, as the rules read: Turkish "İ" is "i", not "i" and a combining dot.
+    return " ".join(lower(text).split())  # str.split's whitespace is re's \s (tests/unit/test_screening_normalize.py)
 
 
 def features(window: str, char_ngrams: tuple[int, ...] = (3, 4, 5)) -> set[str]:

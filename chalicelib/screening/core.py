@@ -25,6 +25,11 @@ RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 NEGATIONS_FILE = "negations.json"
 
 PiiAction = Literal["off", "block", "redact"]
+# Whose voice a text is: "system", the developer's own instructions (a request's or a job's system prompt, a
+# registered agent's); "user", everything else (prompts, turns, documents, tool specs and results, events).
+Role = Literal["user", "system"]
+# Each role's classifier: the system prompt is read by a model that has seen system prompts (classifier.SYSTEM_MODEL_DIR).
+MODEL_DIRS: dict[str, str] = {"user": classifier.MODEL_DIR, "system": classifier.SYSTEM_MODEL_DIR}
 CLASSIFIER_REASON = "classifier.injection"
 
 
@@ -39,6 +44,9 @@ class Rule:
     # engine skips a rule whose first words are all absent; Hyperscan runs every rule in one pass.
     anchors: frozenset[str] | None = None
     views: frozenset[str] = frozenset({"text"})  # which readings of the text the rule runs on
+    # Roles whose texts the rule does not judge: markup claiming the system's voice ("<instructions>",
+    # "### System") is an attack where the system does not speak, and ordinary structure in a system prompt.
+    not_for: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -152,7 +160,7 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
             kinds = frozenset(raw.get("views", ["text"]))
             pattern = fold_pattern(raw["pattern"])  # written in its own script, matched on the folded text
             rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(pattern, negations.get(raw["lang"], ())),
-                              anchor_words(pattern) if kinds == {"text"} else None, kinds))
+                              anchor_words(pattern) if kinds == {"text"} else None, kinds, frozenset(raw.get("not_for", ()))))
     ids = [rule.id for rule in rules]
     if len(ids) != len(set(ids)):
         raise ValueError("duplicate rule ids in the screening rule packs")
@@ -199,8 +207,9 @@ def classifier_reasons(probability: float, blocked_by_it: bool) -> tuple[str, ..
     return (CLASSIFIER_REASON,) if probability >= 0.5 or blocked_by_it else ()
 
 
-def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] = ()) -> Verdict:
-    """The verdict on `text`. Rules, then the classifier (noisy-OR with the rules), then managed checks."""
+def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] = (), role: Role = "user") -> Verdict:
+    """The verdict on `text`, said in `role`'s voice. Rules (those that judge the role), then the role's classifier
+    (noisy-OR with the rules), then managed checks."""
     started = time.perf_counter()
 
     def elapsed() -> float:
@@ -209,7 +218,7 @@ def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] 
     score, reasons = 0.0, ()
     if policy.rules_enabled:
         try:
-            matched = match_rules(text, load_rules())
+            matched = [rule for rule in match_rules(text, load_rules()) if role not in rule.not_for]
         except Exception:  # noqa: BLE001  a gate that cannot read the text must not let it through
             return Verdict(False, 1.0, ("rules.unavailable",), "rules", elapsed())
         score = combine(rule.weight for rule in matched)
@@ -220,7 +229,7 @@ def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] 
     notes: list[str] = []
     if policy.classifier_enabled:
         try:
-            probability = classifier.score(text, classifier.load_model())
+            probability = classifier.score(text, classifier.load_model(MODEL_DIRS[role]))
         except Exception as exc:  # noqa: BLE001  a broken artefact (ModelError) or any fault while scoring: the policy decides, as for managed checks
             if not policy.fail_open:
                 return Verdict(False, 1.0, reasons + ("classifier.unavailable",), "classifier", elapsed())

@@ -14,7 +14,7 @@ from ..errors import PromptRejected, PromptTooLarge
 from ..observability import logger, metrics
 from ..table import Table, open_table
 from ..ttl_cache import TTLCache
-from .core import ManagedCheck, Policy, Verdict, screen
+from .core import ManagedCheck, Policy, Role, Verdict, screen
 
 DEFAULT_TENANT_KEY = "*"
 
@@ -87,14 +87,15 @@ class ScreeningService:
         self.checks = tuple(checks)
 
     def verdict(self, text: str, tenant: str, trace_id: str, entry_point: str, managed: bool = True, *,
-                subject: Mapping[str, str] | None = None) -> Verdict:
+                subject: Mapping[str, str] | None = None, role: Role = "user") -> Verdict:
         """Screen and audit-log the decision (never the text). `subject` (e.g. {"tool": name}) names what the
-        text is in the details of an error, when the entry point alone does not say (one of several tools)."""
+        text is in the details of an error, when the entry point alone does not say (one of several tools).
+        `role`: "system" for the developer's own system prompt (core.Role)."""
         policy = self.policies.policy_for(tenant)
         if len(text) > policy.max_chars:
             raise PromptTooLarge(f"Input longer than {policy.max_chars} characters.",
                                  {"max_chars": policy.max_chars, "chars": len(text), **(subject or {})})
-        verdict = screen(text, policy, self.checks if managed else ())
+        verdict = screen(text, policy, self.checks if managed else (), role)
         logger.info("screening.verdict", extra={
             "trace_id": trace_id, "tenant": tenant, "entry_point": entry_point,
             "decision": "allowed" if verdict.allowed else "blocked", "reasons": list(verdict.reasons),
@@ -107,9 +108,9 @@ class ScreeningService:
         return verdict
 
     def require_allowed(self, text: str, tenant: str, trace_id: str, entry_point: str, *,
-                        subject: Mapping[str, str] | None = None) -> Verdict:
-        """The verdict, or PromptRejected (403) with the reason codes (and `subject`, see `verdict`)."""
-        verdict = self.verdict(text, tenant, trace_id, entry_point, subject=subject)
+                        subject: Mapping[str, str] | None = None, role: Role = "user") -> Verdict:
+        """The verdict, or PromptRejected (403) with the reason codes (and `subject`, `role`: see `verdict`)."""
+        verdict = self.verdict(text, tenant, trace_id, entry_point, subject=subject, role=role)
         if not verdict.allowed:
             raise PromptRejected("The prompt was rejected by screening.",
                                  {"reasons": list(verdict.reasons), "layer": verdict.layer, **(subject or {})})

@@ -50,9 +50,10 @@ def test_every_module_in_the_zip_has_unchecked_hash_bytecode(packaged, artefact,
 
 
 def test_the_function_zip_ships_the_screening_classifier_intact(packaged):
-    """The classifier's artefact is data, not a module: it must travel too, byte for byte (the manifest checks it)."""
+    """The classifiers' artefacts are data, not modules: they must travel too, byte for byte (the manifests check them)."""
     with zipfile.ZipFile(packaged / "deployment.zip") as archive:
-        for name in ("chalicelib/screening/model/manifest.json", "chalicelib/screening/model/classifier.bin"):
+        for name in ("chalicelib/screening/model/manifest.json", "chalicelib/screening/model/classifier.bin",
+                     "chalicelib/screening/model/system/manifest.json", "chalicelib/screening/model/system/classifier.bin"):
             with open(os.path.join(ROOT, name), "rb") as handle:
                 assert archive.read(name) == handle.read(), name
 

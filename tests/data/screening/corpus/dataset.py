@@ -2,7 +2,8 @@
 
 Three parts, each its own source for leave-one-source-out evaluation:
 - corpus.jsonl: texts from public registry packages (build_corpus.py; SOURCES.json says what, from where, licence);
-- "crossover-hard-negatives": hard_negatives.py, benign texts with trigger words, written by the team;
+- "crossover-hard-negatives": hard_negatives.py, benign texts with trigger words and system prompts with the line
+  that forbids revealing them, written by the team;
 - "crossover-team": the team's rule-tuning set (../dev.jsonl, ../test.jsonl), kept but a minority.
 """
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from hard_negatives import HARD_NEGATIVES
+from hard_negatives import DEFENSIVE_SYSTEM_PROMPTS, HARD_NEGATIVES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEAM_SPLITS = (os.path.join(HERE, "..", "dev.jsonl"), os.path.join(HERE, "..", "test.jsonl"))
@@ -26,6 +27,8 @@ def load_rows() -> list[dict]:
     rows = _jsonl(os.path.join(HERE, "corpus.jsonl"))
     rows += [{"source": "crossover-hard-negatives", "label": "benign", "category": "hard_negative", "lang": lang, "text": text}
              for lang, texts in HARD_NEGATIVES.items() for text in texts]
+    rows += [{"source": "crossover-hard-negatives", "label": "benign", "category": "system_prompt", "lang": lang, "text": text}
+             for lang, texts in DEFENSIVE_SYSTEM_PROMPTS.items() for text in texts]
     for path in TEAM_SPLITS:
         rows += [{"source": "crossover-team", "label": item["label"], "lang": item["lang"], "text": item["text"],
                   "category": TEAM_CATEGORIES.get(item["category"], item["category"])} for item in _jsonl(path)]

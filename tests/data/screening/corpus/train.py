@@ -1,4 +1,4 @@
-"""Train the screening classifier and write chalicelib/screening/model/ (`make screening-model`).
+"""Train the screening classifiers and write chalicelib/screening/model/ and model/system/ (`make screening-model`).
 
 Deterministic (fixed seed, liblinear): the same corpus gives the same artefact byte for byte.
 The features are the runtime's own (chalicelib.screening.classifier.features), so training and
@@ -27,7 +27,7 @@ sys.path[:0] = [HERE, ROOT]
 
 from dataset import load_rows  # noqa: E402
 
-from chalicelib.screening.classifier import FORMAT, MODEL_DIR, encode_artefact, prepare, window_features  # noqa: E402
+from chalicelib.screening.classifier import FORMAT, MODEL_DIR, SYSTEM_MODEL_DIR, encode_artefact, prepare, window_features  # noqa: E402
 
 SEED = 13
 CHAR_NGRAMS = (3, 5)  # 4-grams dropped: a third fewer look-ups, held-out recall unchanged (0.783 at FPR 0.02)
@@ -54,6 +54,8 @@ C = 48.0  # chosen held out (LOSO, so optimistic). With MIN_SOURCES 2 and 100k n
 # of them (recall 0.492 / 0.505 / 0.517): 0.09.
 DEPLOYMENT_PRIOR = 0.09
 CALIBRATION_FOLDS = 5
+# Rows of this category train only the system role's model (classifier.SYSTEM_MODEL_DIR says why).
+SYSTEM_ONLY = "system_prompt"
 AUGMENT = False  # add augment()'s variants of the training rows (measured: no gain on held-out sources yet)
 
 
@@ -255,11 +257,17 @@ def write(artefact: dict, rows: list[dict], model_dir: str = MODEL_DIR) -> dict:
     return manifest
 
 
+def user_rows(rows: list[dict]) -> list[dict]:
+    """The rows the user role's model trains on: all but the system prompts."""
+    return [row for row in rows if row["category"] != SYSTEM_ONLY]
+
+
 def main() -> None:
     rows = load_rows()
-    manifest = write(fit(with_variants(rows)), rows)
-    print(f"screening model {manifest['version']}: {manifest['features']} features from {len(rows)} rows "
-          f"({sum(row['label'] == 'attack' for row in rows)} attacks)")
+    for role, model_dir, chosen in (("user", MODEL_DIR, user_rows(rows)), ("system", SYSTEM_MODEL_DIR, rows)):
+        manifest = write(fit(with_variants(chosen)), chosen, model_dir)
+        print(f"screening model ({role}) {manifest['version']}: {manifest['features']} features from {len(chosen)} rows "
+              f"({sum(row['label'] == 'attack' for row in chosen)} attacks)")
 
 
 if __name__ == "__main__":

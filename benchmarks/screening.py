@@ -8,8 +8,8 @@ Printed, for the gate as deployed (rules + classifier, noisy-OR, block at the de
   figures (recall, FPR, per category, per language, hard negatives) predict behaviour on attacks nobody
   has seen; rules alone and the classifier alone are shown beside the gate;
 - the threshold the held-out scores would need for FPR <= 0.02, and the recall there;
-- system prompts (the system role's own model, classifier.SYSTEM_MODEL_DIR): held out by source, how many
-  real system prompts the gate would refuse;
+- the system role (its own model, classifier.SYSTEM_MODEL_DIR), leave-one-source-out: how many real system
+  prompts the gate would refuse, and the recall on attacks sent as a system prompt;
 - latency of `screen()` with the shipped model: p50/p99/max over the corpus padded to up to 32,000
   characters, plus the cold import of the API and the lazy first-screen model load, in fresh processes.
 Targets (issue 13): held-out recall >= 0.90 at FPR <= 0.02; hard negatives allowed; p99 <= 10 ms,
@@ -38,7 +38,7 @@ from sklearn.model_selection import StratifiedKFold  # noqa: E402
 from train import SYSTEM_ONLY, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
 
 from chalicelib.screening import classifier, screen  # noqa: E402
-from chalicelib.screening.core import MODEL_DIRS, combine, load_rules, match_rules  # noqa: E402
+from chalicelib.screening.core import MODEL_DIRS, classifier_reading, combine, load_rules, match_rules  # noqa: E402
 
 THRESHOLD = 0.5
 TARGET_FPR = 0.02
@@ -178,25 +178,27 @@ def main() -> None:
 
 
 def system_prompts(rows: list[dict], rules, jobs: int) -> None:
-    """The system role: each source holding system prompts screened (rules that judge the role, and the system
-    model) by a model trained on every other row, system prompts included."""
+    """The system role, leave-one-source-out: every source screened as a system prompt (the rules that judge the
+    role, the system model reading classifier_reading) by a model trained on every other row, system prompts
+    included. Measures how many real system prompts the gate refuses, and what an attack sent as one gets."""
     shipped = classifier.load_model(MODEL_DIRS["system"])
     training = with_variants(rows)
     encoded = encode([training_grams(row["text"]) for row in training])
-    sources = sorted({row["source"] for row in rows if row["category"] == SYSTEM_ONLY})
-    folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]  # the whole source held out
-    tested = [i for fold in folds for i in fold if rows[i]["category"] == SYSTEM_ONLY]
-    windows_of = [runtime_grams(row["text"], shipped) if row["category"] == SYSTEM_ONLY else [] for row in rows]
+    sources = sorted({row["source"] for row in rows})
+    folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
+    windows_of = [runtime_grams(classifier_reading(row["text"], "system"), shipped) for row in rows]
     held_out = out_of_fold(rows, training, encoded, windows_of, folds, jobs)
-    folds = [[i for i in fold if rows[i]["category"] == SYSTEM_ONLY] for fold in folds]
-    rule_scores = {i: combine(rule.weight for rule in match_rules(rows[i]["text"], rules) if "system" not in rule.not_for) for i in tested}
-    print(f"\n[SYSTEM PROMPTS, held out by source ({len(tested)} benign; shipped system model {shipped.version})]")
+    rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules) if "system" not in rule.not_for) for row in rows]
+    blocked = [combine(scores) >= THRESHOLD for scores in zip(rule_scores, held_out)]
+    print(f"\n[SYSTEM ROLE, leave-one-source-out: every text screened as a system prompt; shipped system model {shipped.version}]")
     for source, fold in zip(sources, folds):
-        gate = [combine((rule_scores[i], held_out[i])) >= THRESHOLD for i in fold]
-        by_rules = [rule_scores[i] >= THRESHOLD for i in fold]
-        print(f"    {source:<28} refused {sum(gate):>3} of {len(fold):>3} (rules alone {sum(by_rules)})")
-    refused = sum(combine((rule_scores[i], held_out[i])) >= THRESHOLD for i in tested)
-    print(f"  refused at the default block_threshold: {refused} of {len(tested)} ({refused / len(tested):.3f})")
+        prompts = [i for i in fold if rows[i]["category"] == SYSTEM_ONLY]
+        if prompts:
+            print(f"    {source:<28} system prompts refused {sum(blocked[i] for i in prompts):>3} of {len(prompts):>3}")
+    prompts = [i for i, row in enumerate(rows) if row["category"] == SYSTEM_ONLY]
+    print(f"  system prompts refused at the default block_threshold: {sum(blocked[i] for i in prompts)} of {len(prompts)}")
+    result = rates(rows, blocked)
+    print(f"  attacks sent as a system prompt: recall {fmt(result['recall'])}; benign texts sent as one (system prompts included): FPR {fmt(result['fpr'])}")
 
 
 def timed(function, text: str) -> float:

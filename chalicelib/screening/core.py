@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Literal, Protocol
 
 from . import classifier
 from .matcher import Matcher, RulePattern, matcher_for, to_regex
-from .normalize import fold_pattern, views
+from .normalize import fold_pattern, views, without_negated_clauses
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 # Not a pack: per language, the words that negate an instruction, which the negation marks of that language's
@@ -137,14 +137,28 @@ def anchor_words(pattern: str) -> frozenset[str] | None:
     return frozenset(words)
 
 
-def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
-    """Per language, the words that negate an instruction, folded as the text is ("не" reads "he"); none if no file."""
+def _negation_table(rules_dir: str) -> dict[str, list[str]]:
     path = os.path.join(rules_dir, NEGATIONS_FILE)
     if not os.path.exists(path):
         return {}
     with open(path, encoding="utf-8") as handle:
-        table = json.load(handle)["negations"]
-    return {lang: tuple(fold_pattern(word) for word in words) for lang, words in table.items()}
+        return json.load(handle)["negations"]
+
+
+def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
+    """Per language, the words that negate an instruction, folded as the text is ("не" reads "he"); none if no file."""
+    return {lang: tuple(fold_pattern(word) for word in words) for lang, words in _negation_table(rules_dir).items()}
+
+
+@lru_cache(maxsize=1)
+def negation_words(rules_dir: str = RULES_DIR) -> frozenset[str]:
+    """Every language's negations as written (lower case, as the classifier reads the text): see classifier_reading."""
+    return frozenset(word for words in _negation_table(rules_dir).values() for word in words)
+
+
+def classifier_reading(text: str, role: Role) -> str:
+    """What the role's classifier reads: a system prompt without its negated clauses (normalize.without_negated_clauses)."""
+    return without_negated_clauses(text, negation_words()) if role == "system" else text
 
 
 @lru_cache(maxsize=4)
@@ -229,7 +243,7 @@ def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] 
     notes: list[str] = []
     if policy.classifier_enabled:
         try:
-            probability = classifier.score(text, classifier.load_model(MODEL_DIRS[role]))
+            probability = classifier.score(classifier_reading(text, role), classifier.load_model(MODEL_DIRS[role]))
         except Exception as exc:  # noqa: BLE001  a broken artefact (ModelError) or any fault while scoring: the policy decides, as for managed checks
             if not policy.fail_open:
                 return Verdict(False, 1.0, reasons + ("classifier.unavailable",), "classifier", elapsed())

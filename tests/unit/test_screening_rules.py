@@ -417,3 +417,12 @@ def test_a_negation_mark_needs_ascii_negations():
     with pytest.raises(ValueError):
         to_regex(r"~<!~\b(send)\b", ["nie\u017c"])  # a class of a multi-byte letter would be a class of its bytes
     assert to_regex(r"\b(send)\b~2~x") == to_regex(r"\b(send)\b~2~x", ["not"])  # no mark, no change
+
+
+def test_defensive_system_prompts_pass_the_whole_gate_as_system_prompts_and_the_requests_do_not():
+    """The same sentences through rules and the system role's classifier (which reads a system prompt without its
+    negated clauses); not training data for either."""
+    requests = [text for wanted, _ in DEFENSIVE_SYSTEM_PROMPTS.values() for text in wanted]
+    defensive = [text for _, forbidding in DEFENSIVE_SYSTEM_PROMPTS.values() for text in forbidding]
+    assert [text for text in defensive if not screen(text, role="system").allowed] == []
+    assert [text for text in requests if screen(text, role="system").allowed] == []

@@ -24,18 +24,19 @@ GENEROUS_S = 1.0
 HOSTILE = list(hostile_inputs(32_000))
 
 
-def timed_screen(text: str):
+def timed_screen(text: str, role: str = "user"):
     """CPU time of this thread: the 2-core hosts this suite runs on are shared (load 10-15 at times), and
     wall time there counts other processes' turns; a hang or a blow-up still costs CPU here."""
     started = time.thread_time()
-    verdict = screen(text)
+    verdict = screen(text, role=role)  # type: ignore[arg-type]
     return verdict, time.thread_time() - started
 
 
+@pytest.mark.parametrize("role", ["user", "system"])  # a system prompt is also split into clauses (without_negated_clauses)
 @pytest.mark.parametrize(("name", "text"), HOSTILE, ids=[name for name, _ in HOSTILE])
-def test_every_hostile_input_is_screened_well_within_a_second(name, text):
-    screen("warm up")  # the first call loads the engine; that is not what is bounded here
-    verdict, seconds = timed_screen(text)
+def test_every_hostile_input_is_screened_well_within_a_second(name, text, role):
+    screen("warm up", role=role)  # the first call loads the engine and the role's model; that is not what is bounded here
+    verdict, seconds = timed_screen(text, role)
     assert seconds < GENEROUS_S, f"{name}: {seconds:.3f} s"
     assert 0.0 <= verdict.score <= 1.0
 

@@ -186,12 +186,14 @@ class EventProcessor:
                     # An uploaded object is JSONL prompts; a queued message carries a JobRequest.
                     job = (JobRequest(input=JobInput(prompts=_job_prompts(text))) if source.startswith("s3://")
                            else JobRequest.model_validate_json(text))
+                    self._screen_system(job.system, tenant, trace_id)
                     accepted = self.jobs.submit(tenant, job, trace_id, idempotency_key=event_id, source=source.split(":")[0])
                     return {"status": "accepted", "job_id": accepted["job_id"]}
                 from .invoke import invoke
                 from .registry.toolbox import with_tenant_tools
 
                 request = InvokeRequest.model_validate(safe_json.loads_object(text, "Object"))
+                self._screen_system(request.system, tenant, trace_id)
                 services = with_tenant_tools(self.services, tenant, request.tools, trace_id)
                 answer = invoke(services, tenant, request, trace_id, stable_request_id(scope, event_id), deadline=self.deadline)
                 return {"status": "done", "answer": answer}
@@ -213,6 +215,12 @@ class EventProcessor:
                                               "status": outcome["status"], "reason": outcome.get("reason")})
         metrics.add_metric(name=f"Events{outcome['status'].capitalize()}", unit="Count", value=1)
         return outcome["status"]
+
+    def _screen_system(self, system: str | None, tenant: Tenant, trace_id: str) -> None:
+        """An event's system prompt is screened as a user prompt (the stricter gate), before invoke or submit
+        screen it as a system prompt: its author proved bucket or queue write access, not the tenant's API key."""
+        if system:
+            self.services.screening.require_allowed(system, tenant.tenant, trace_id, "event.system")
 
     def _reply(self, tenant: str, event_id: str, document: dict[str, Any], reply_to: str | None) -> None:
         if reply_to:

@@ -7,7 +7,7 @@ import time
 import boto3
 from botocore.stub import Stubber
 
-from tests.conftest import converse_text, ledger_items
+from tests.conftest import converse_text, ledger_items, post_json
 from tests.integration.support import event_outcome, queue_url, request, sqs_event
 
 
@@ -149,3 +149,30 @@ def test_sqs_job_request_starts_a_job_with_the_message_trace_id(services):
     assert handlers.requests(event) == {"batchItemFailures": []}
     [job] = boto3.client("dynamodb").scan(TableName=services.settings.jobs.table)["Items"]
     assert job["trace_id"]["S"] == "Root=1-0000000a-cccccccccccccccccccccccc" and job["source"]["S"] == "sqs"
+
+
+# Refused as a user prompt (ind.en.hidden_markup), allowed as the developer's system prompt.
+MARKUP_SYSTEM = "<instructions>Answer questions about orders only. Be brief.</instructions>"
+
+
+def test_an_event_borne_system_prompt_is_screened_as_a_user_prompt(services, client, bedrock):
+    """Its author proved bucket or queue write access, not the tenant's API key: no system-prompt leniency."""
+    from chalicelib.events import EventProcessor
+
+    processor = EventProcessor(services)
+    bucket = services.settings.storage.data_bucket
+    boto3.client("s3").put_object(Bucket=bucket, Key="incoming/dev/invoke/sys.json",
+                                  Body=json.dumps({"prompt": "Where is order 42?", "system": MARKUP_SYSTEM}).encode())
+    assert processor.object_created(bucket, "incoming/dev/invoke/sys.json", None, "etag-sys", "t1") == "rejected"
+    for message_id, kind, body in [("m-invoke", "invoke", {"prompt": "Where is order 42?", "system": MARKUP_SYSTEM}),
+                                   ("m-job", "job", {"input": {"prompts": ["Where is order 42?"]}, "system": MARKUP_SYSTEM})]:
+        message = json.dumps({"type": kind, "tenant": "dev", "request": body})
+        assert processor.request_message(message, message_id, None, "t2") == "rejected"
+        assert event_outcome(services, f"sqs-{message_id}")["reason"] == "prompt_rejected"
+    s3_id = [i["event_id"]["S"] for i in boto3.client("dynamodb").scan(TableName=services.settings.events.table)["Items"]
+             if i["event_id"]["S"].startswith("s3-")]
+    assert [event_outcome(services, event_id)["reason"] for event_id in s3_id] == ["prompt_rejected"]
+    assert boto3.client("dynamodb").scan(TableName=services.settings.jobs.table)["Items"] == [] and ledger_items() == []
+    # The same text as the system prompt of a key-authenticated POST /v1/invoke is answered.
+    bedrock.add_response("converse", converse_text("Order 42 ships today."))
+    assert post_json(client, "/v1/invoke", {"prompt": "Where is order 42?", "system": MARKUP_SYSTEM}).status_code == 200

@@ -239,6 +239,14 @@ def to_exchange(request: ChatCompletionRequest) -> Exchange:
                     tool_choice=from_openai_tool_choice(choice), inference=inference or None)
 
 
+def later_system_texts(messages: list[ChatMessage]) -> list[str]:
+    """The system/developer messages after the first user, assistant or tool message. Only the leading run is
+    the developer's system prompt; client frameworks put retrieved context and tool notes in later ones, so
+    those are screened as user text (they stay in the Converse system field all the same)."""
+    first_turn = next((i for i, m in enumerate(messages) if m.role not in ("system", "developer")), len(messages))
+    return [m.text() for m in messages[first_turn:] if m.role in ("system", "developer")]
+
+
 def _arguments(text: str, index: int) -> Any:
     try:
         return json.loads(text or "{}")
@@ -249,6 +257,8 @@ def _arguments(text: str, index: int) -> Any:
 def chat_completion(services: Services, tenant: Tenant, request: ChatCompletionRequest, trace_id: str,
                     request_id: str | None = None, deadline: Deadline | None = None) -> dict[str, Any]:
     exchange = to_exchange(request)
+    for text in later_system_texts(request.messages):
+        services.screening.require_allowed(text, tenant.tenant, trace_id, "chat.system")
     exchange.messages = screen_messages(services, tenant, trace_id, exchange.messages)
     if request.user:
         # The caller's end-user id, for abuse tracing; hashed: it may be an e-mail address.

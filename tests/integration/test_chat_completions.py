@@ -155,3 +155,27 @@ def test_idempotent_retry_is_not_billed_twice(client, bedrock):
     first = chat(client, body, **{"Idempotency-Key": "k-1"})
     second = chat(client, body, **{"Idempotency-Key": "k-1"})
     assert first.json_body == second.json_body and len(ledger_items()) == 1
+
+
+# Refused as a user prompt (ind.en.hidden_markup), allowed as the developer's system prompt.
+MARKUP_SYSTEM = "<instructions>Answer questions about orders only. Be brief.</instructions>"
+
+
+def test_only_the_leading_system_messages_are_screened_as_the_system_prompt(client, bedrock, sent):
+    """A system message after the conversation has begun is retrieved context or a tool note, often not the
+    developer's text: it is screened as a user prompt, but still sent in Converse's system field."""
+    bedrock.add_response("converse", converse_text("Order 42 ships today."))
+    leading = chat(client, {"model": SONNET, "messages": [
+        {"role": "system", "content": MARKUP_SYSTEM}, {"role": "user", "content": "Where is order 42?"}]})
+    assert leading.status_code == 200, leading.body
+    later = chat(client, {"model": SONNET, "messages": [
+        {"role": "system", "content": "Be terse."}, {"role": "user", "content": "Where is order 42?"},
+        {"role": "developer", "content": MARKUP_SYSTEM}]})
+    assert later.status_code == 403 and later.json_body["error"]["code"] == "prompt_rejected"
+    assert later.json_body["error"]["type"] == "permission_error" and len(sent) == 1 and len(ledger_items()) == 1
+    bedrock.add_response("converse", converse_text("Order 42 ships today."))
+    context = "Order 42: shipped on Monday by courier."
+    assert chat(client, {"model": SONNET, "messages": [
+        {"role": "system", "content": "Be terse."}, {"role": "user", "content": "Where is order 42?"},
+        {"role": "system", "content": context}]}).status_code == 200
+    assert sent[1]["system"] == [{"text": f"Be terse.\n\n{context}"}]

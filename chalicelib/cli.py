@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence, TextIO
+from typing import Sequence, TextIO, get_args
 
 from .defaults import DEFAULT_BEDROCK_MODEL
 
@@ -13,6 +13,7 @@ def screen_jsonl(source: TextIO, sink: TextIO, threshold: float) -> int:
     """One {"text": ...} per input line (and "role": "system" for a system prompt) -> one {"blocked", "reasons",
     "score"} per output line, in order."""
     from .screening import Policy, screen
+    from .screening.core import Role
 
     policy = Policy(block_threshold=threshold, max_chars=10**9)
     bad_lines = 0
@@ -24,8 +25,8 @@ def screen_jsonl(source: TextIO, sink: TextIO, threshold: float) -> int:
             text, role = item["text"], item.get("role", "user")
             if not isinstance(text, str):
                 raise TypeError("text must be a string")
-            if role not in ("user", "system"):
-                raise ValueError("role must be 'user' or 'system'")
+            if role not in get_args(Role):
+                raise ValueError(f"role must be one of {get_args(Role)}")
         except (ValueError, KeyError, TypeError) as exc:
             # Keep output aligned with input: an error line, not a silent skip.
             sink.write(json.dumps({"error": f"line {number}: {exc.__class__.__name__}: {exc}"}) + "\n")

@@ -13,7 +13,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterable, Literal, Protocol
+from typing import Callable, Iterable, Literal, Protocol, get_args
 
 from . import classifier
 from .matcher import Matcher, RulePattern, matcher_for, to_regex
@@ -29,7 +29,7 @@ PiiAction = Literal["off", "block", "redact"]
 # registered agent's); "user", everything else (prompts, turns, documents, tool specs and results, events).
 Role = Literal["user", "system"]
 # Each role's classifier: the system prompt is read by a model that has seen system prompts (classifier.SYSTEM_MODEL_DIR).
-MODEL_DIRS: dict[str, str] = {"user": classifier.MODEL_DIR, "system": classifier.SYSTEM_MODEL_DIR}
+MODEL_DIRS: dict[Role, str] = {"user": classifier.MODEL_DIR, "system": classifier.SYSTEM_MODEL_DIR}
 CLASSIFIER_REASON = "classifier.injection"
 
 
@@ -137,6 +137,14 @@ def anchor_words(pattern: str) -> frozenset[str] | None:
     return frozenset(words)
 
 
+def roles_of(raw: dict) -> frozenset[str]:
+    """A rule's `not_for`: a list of roles (core.Role); anything else is an error in the pack, not a silent no-op."""
+    roles = raw.get("not_for", [])
+    if not isinstance(roles, list) or not set(roles) <= set(get_args(Role)):
+        raise ValueError(f"rule {raw.get('id')!r}: not_for must be a list of {get_args(Role)}, not {roles!r}")
+    return frozenset(roles)
+
+
 def _negation_table(rules_dir: str) -> dict[str, list[str]]:
     path = os.path.join(rules_dir, NEGATIONS_FILE)
     if not os.path.exists(path):
@@ -174,7 +182,7 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
             kinds = frozenset(raw.get("views", ["text"]))
             pattern = fold_pattern(raw["pattern"])  # written in its own script, matched on the folded text
             rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(pattern, negations.get(raw["lang"], ())),
-                              anchor_words(pattern) if kinds == {"text"} else None, kinds, frozenset(raw.get("not_for", ()))))
+                              anchor_words(pattern) if kinds == {"text"} else None, kinds, roles_of(raw)))
     ids = [rule.id for rule in rules]
     if len(ids) != len(set(ids)):
         raise ValueError("duplicate rule ids in the screening rule packs")
@@ -224,6 +232,8 @@ def classifier_reasons(probability: float, blocked_by_it: bool) -> tuple[str, ..
 def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] = (), role: Role = "user") -> Verdict:
     """The verdict on `text`, said in `role`'s voice. Rules (those that judge the role), then the role's classifier
     (noisy-OR with the rules), then managed checks."""
+    if role not in MODEL_DIRS:  # a caller's bug, raised before any layer (a fail-open policy must not swallow it)
+        raise ValueError(f"unknown screening role {role!r}")
     started = time.perf_counter()
 
     def elapsed() -> float:

@@ -97,7 +97,7 @@ class ScreeningService:
                                  {"max_chars": policy.max_chars, "chars": len(text), **(subject or {})})
         verdict = screen(text, policy, self.checks if managed else (), role)
         logger.info("screening.verdict", extra={
-            "trace_id": trace_id, "tenant": tenant, "entry_point": entry_point,
+            "trace_id": trace_id, "tenant": tenant, "entry_point": entry_point, "role": role,
             "decision": "allowed" if verdict.allowed else "blocked", "reasons": list(verdict.reasons),
             "score": round(verdict.score, 3), "layer": verdict.layer, "screen_ms": round(verdict.ms, 3),
             "redacted": verdict.redacted_text is not None, "notes": list(verdict.notes),

@@ -29,7 +29,7 @@ def test_a_system_prompt_may_be_structured_with_the_markup_that_is_suspect_in_a_
     bedrock.add_response("converse", converse_text("ok"))
     assert post_json(client, "/v1/invoke", {"prompt": "Where is order 42?", "system": markup}).status_code == 200
     refused = post_json(client, "/v1/invoke", {"prompt": f"Where is order 42? {markup}"})
-    assert refused.status_code == 403 and "ind.en.hidden_markup" in refused.json_body["error"]["details"]["reasons"]
+    assert refused.status_code == 403 and "ind.en.role_markup" in refused.json_body["error"]["details"]["reasons"]
     audit = [json.loads(line) for line in captured_logs.getvalue().splitlines() if "screening.verdict" in line]
     assert [(line["entry_point"], line["decision"]) for line in audit][:2] == [("invoke", "allowed"), ("invoke.system", "allowed")]
 
@@ -153,6 +153,6 @@ def test_cli_screen_jsonl_keeps_order_and_flags_bad_lines():
     assert lines[0]["blocked"] is False and lines[0]["reasons"] == [] and 0.0 <= lines[0]["score"] < 0.5
     assert lines[1]["blocked"] is True and lines[1]["reasons"][0].startswith("ext.")
     assert "error" in lines[2]
-    assert lines[3]["blocked"] is True and "ind.en.hidden_markup" in lines[3]["reasons"]
-    assert lines[4]["blocked"] is False and "ind.en.hidden_markup" not in lines[4]["reasons"]  # a system prompt's structure
+    assert lines[3]["blocked"] is True and "ind.en.role_markup" in lines[3]["reasons"]
+    assert lines[4]["blocked"] is False and "ind.en.role_markup" not in lines[4]["reasons"]  # a system prompt's structure
     assert "role" in lines[5]["error"]

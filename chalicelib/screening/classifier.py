@@ -31,7 +31,7 @@ MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
 # The model that reads the developer's own system prompts (core.Role "system"): the same corpus, plus system prompts
 # as benign texts. Not one model for both: a system prompt is instructions to the model, as an injection is. Held out,
 # the user model trained with system prompts lost 0.617 -> 0.590 recall at FPR 0.02; trained without, it blocked
-# 77 of 382 agent frameworks' system prompts (20%), the system model 8 (2%).
+# 77 of 382 agent frameworks' system prompts (20%), the system model 4 (benchmarks/screening.py).
 SYSTEM_MODEL_DIR = os.path.join(MODEL_DIR, "system")
 FORMAT = 2  # 2: one binary file (JSON header, NUL-joined n-grams, float32 weights); 1 was one JSON object
 MIN_CHARS = 24

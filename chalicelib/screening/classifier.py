@@ -187,7 +187,7 @@ def decode_artefact(body: bytes) -> dict:
     return {**header, "weights": dict(zip(keys, values))}
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)  # both roles' models, plus a test's or a benchmark's own folder, without evicting them
 def load_model(model_dir: str = MODEL_DIR) -> Model:
     """Read and check the artefact (once per process: the first screen pays ~10 ms, later ones nothing)."""
     try:

@@ -145,12 +145,14 @@ def roles_of(raw: dict) -> frozenset[str]:
     return frozenset(roles)
 
 
-def _negation_table(rules_dir: str) -> dict[str, list[str]]:
+@lru_cache(maxsize=4)
+def _negation_table(rules_dir: str) -> dict[str, tuple[str, ...]]:
+    """negations.json as written, read once per rules folder (the rules fold it, the system role's reading does not)."""
     path = os.path.join(rules_dir, NEGATIONS_FILE)
     if not os.path.exists(path):
         return {}
     with open(path, encoding="utf-8") as handle:
-        return json.load(handle)["negations"]
+        return {lang: tuple(words) for lang, words in json.load(handle)["negations"].items()}
 
 
 def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
@@ -158,7 +160,7 @@ def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
     return {lang: tuple(fold_pattern(word) for word in words) for lang, words in _negation_table(rules_dir).items()}
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
 def negation_words(rules_dir: str = RULES_DIR) -> frozenset[str]:
     """Every language's negations as written (lower case, as the classifier reads the text): see classifier_reading."""
     return frozenset(word for words in _negation_table(rules_dir).values() for word in words)

@@ -29,6 +29,11 @@ from .services import Services
 from .timing import Deadline
 
 
+# The roles whose messages carry instructions for the model (OpenAI renamed "system" to "developer" for
+# newer models; both arrive): they become the Converse system field.
+SYSTEM_ROLES = ("system", "developer")
+
+
 class ContentPart(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -204,7 +209,7 @@ class OpenAIErrorBody(BaseModel):
 
 def to_exchange(request: ChatCompletionRequest) -> Exchange:
     """An OpenAI chat request as Converse messages and options (messages not screened yet)."""
-    system = "\n\n".join(m.text() for m in request.messages if m.role in ("system", "developer")) or None
+    system = "\n\n".join(m.text() for m in request.messages if m.role in SYSTEM_ROLES) or None
     public: list[dict[str, Any]] = []
     for index, message in enumerate(request.messages):
         if message.role == "user":
@@ -243,8 +248,8 @@ def later_system_texts(messages: list[ChatMessage]) -> list[str]:
     """The system/developer messages after the first user, assistant or tool message. Only the leading run is
     the developer's system prompt; client frameworks put retrieved context and tool notes in later ones, so
     those are screened as user text (they stay in the Converse system field all the same)."""
-    first_turn = next((i for i, m in enumerate(messages) if m.role not in ("system", "developer")), len(messages))
-    return [m.text() for m in messages[first_turn:] if m.role in ("system", "developer")]
+    first_turn = next((i for i, m in enumerate(messages) if m.role not in SYSTEM_ROLES), len(messages))
+    return [m.text() for m in messages[first_turn:] if m.role in SYSTEM_ROLES]
 
 
 def _arguments(text: str, index: int) -> Any:

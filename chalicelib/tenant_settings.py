@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterable, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from .observability import logger
 from .table import InMemoryTable, Table, open_table
+from .tenant_default import fold, lookup_order, parse_stored
 from .ttl_cache import TTLCache
 
-DEFAULT_TENANT = "*"
 KEYS = ("key_hash",)
 RoutingMode = Literal["bedrock", "self_hosted", "auto"]
 
@@ -52,13 +52,10 @@ class TenantSettingsStore:
         return self._cache.get_or_load(tenant, lambda: self._load(tenant))
 
     def _load(self, tenant: str) -> TenantSettings:
-        item = self._table.get(self._key(tenant), consistent=False) or {}
-        try:
-            return TenantSettings.model_validate(item)
-        except ValidationError:
-            # A broken item must not pick a backend: the next level decides, and the log says why.
-            logger.error("tenant_settings.invalid", extra={"tenant": tenant})
-            return TenantSettings()
+        # A broken item must not pick a backend: it reads as empty, so the next level decides.
+        item = self._table.get(self._key(tenant), consistent=False)
+        stored = parse_stored(TenantSettings, item, tenant, "tenant_settings.invalid")
+        return stored if stored is not None else TenantSettings()
 
     def put(self, tenant: str, settings: TenantSettings) -> None:
         """Replace what is stored for this key."""
@@ -67,7 +64,7 @@ class TenantSettingsStore:
 
     def effective(self, tenant: str) -> TenantSettings:
         """The tenant's settings over the account-wide default."""
-        return self.get(tenant).over(self.get(DEFAULT_TENANT))
+        return fold(TenantSettings(), (self.get(key) for key in lookup_order(tenant)))
 
 
 def in_memory_settings(stored: dict[str, TenantSettings] | None = None) -> TenantSettingsStore:

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..dynamo import plain
 from ..errors import PromptRejected, PromptTooLarge
 from ..observability import logger, metrics
 from ..table import Table, open_table
+from ..tenant_default import fold, lookup_order, parse_stored
 from ..ttl_cache import TTLCache
 from .core import ManagedCheck, Policy, Role, Verdict, screen
-
-DEFAULT_TENANT_KEY = "*"
 
 
 class TenantPolicy(BaseModel):
@@ -55,23 +54,12 @@ class PolicyStore:
         self._policies: TTLCache[Policy] = TTLCache(cache_ttl_s)
 
     def _load(self, key: str) -> TenantPolicy | None:
+        # A broken policy item must not open the gate: the level below (in the end the safe base) stands.
         item = self._table.get({"tenant": key}, consistent=False)
-        if not item:
-            return None
-        try:
-            return TenantPolicy.model_validate(plain(item))
-        except ValidationError:
-            # A broken policy item must not open the gate: keep the safe default and say so.
-            logger.error("screening.policy_invalid", extra={"tenant": key})
-            return None
+        return parse_stored(TenantPolicy, plain(item) if item else None, key, "screening.policy_invalid")
 
     def _resolve(self, tenant: str) -> Policy:
-        policy = self._base
-        for key in (DEFAULT_TENANT_KEY, tenant):
-            stored = self._load(key)
-            if stored is not None:
-                policy = stored.over(policy)
-        return policy
+        return fold(self._base, (self._load(key) for key in lookup_order(tenant)))
 
     def policy_for(self, tenant: str) -> Policy:
         return self._policies.get_or_load(tenant, lambda: self._resolve(tenant))

@@ -5,8 +5,11 @@ import json
 import time
 from decimal import Decimal
 
-from chalicelib.agent.loop import BUDGET_EXCEEDED, AgentLimits, run_agent
+import pytest
+
+from chalicelib.agent.loop import BUDGET_EXCEEDED, AgentLimits, Spent, run_agent
 from chalicelib.core import Usage
+from chalicelib.errors import ModelUnavailable
 from chalicelib.models import ModelTurn
 from tests.unit.support import USER_GO, SleepInput, offer, tool_turn
 
@@ -20,7 +23,10 @@ class ScriptedBackend:
 
     def converse(self, model_id, messages, system, tool_config, max_tokens, inference=None, timeout_s=None):
         self.calls.append([dict(m) for m in messages])
-        return self.turns.pop(0)
+        turn = self.turns.pop(0)
+        if isinstance(turn, Exception):
+            raise turn
+        return turn
 
 
 LIMITS = AgentLimits(max_steps=5, max_cost_usd=Decimal("1"), max_tokens=100, tool_timeout_s=0.3)
@@ -64,7 +70,7 @@ def test_guard_withholds_a_flagged_tool_result_from_the_model():
 
 
 def test_client_tool_calls_stop_the_loop_and_server_results_of_the_same_turn_are_kept():
-    from chalicelib.agent.loop import TOOL_USE, Spent
+    from chalicelib.agent.loop import TOOL_USE
 
     backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0}), ("lookup", {"q": "x"}))])
     specs, execute = offer(["sleep"])
@@ -78,7 +84,7 @@ def test_client_tool_calls_stop_the_loop_and_server_results_of_the_same_turn_are
 
 
 def test_exchange_that_already_used_its_steps_makes_no_model_call():
-    from chalicelib.agent.loop import STEP_LIMIT, Spent
+    from chalicelib.agent.loop import STEP_LIMIT
 
     backend = ScriptedBackend([])
     result = run_agent(backend, "m", USER_GO, None, [], None, LIMITS, price=lambda u: Decimal(0), spent=Spent(steps=5))
@@ -86,8 +92,6 @@ def test_exchange_that_already_used_its_steps_makes_no_model_call():
 
 
 def test_dollars_spent_earlier_in_the_exchange_count_against_the_limit():
-    from chalicelib.agent.loop import Spent
-
     backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0}))])
     result = run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS, price=lambda usage: Decimal("0.5"),
                        spent=Spent(cost_usd=Decimal("0.6")))
@@ -120,3 +124,34 @@ def test_a_json_tool_result_is_screened_readable_and_the_model_gets_the_text_tha
     by_id = {block["toolResult"]["toolUseId"]: block["toolResult"]["content"][0] for block in backend.calls[1][-1]["content"]}
     assert by_id["id-as_list"] == {"text": screened[0]}  # one serialisation: the model reads what the screen read
     assert by_id["id-as_dict"] == {"json": output["dict"]} and json.loads(screened[1]) == output["dict"]
+
+
+# What a failure carries for the caller (chalicelib/invoke.py meters partial_usage): the usage of every step that
+# ran, whatever the failure; the count of this request's steps only on our own errors from the model call.
+
+
+def test_a_model_error_after_billed_steps_carries_this_requests_steps_and_their_usage():
+    backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0})), ModelUnavailable("gone")])
+    with pytest.raises(ModelUnavailable) as caught:
+        run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS, price=lambda u: Decimal(0), spent=Spent(steps=2))
+    assert caught.value.partial_steps == 1  # steps spent earlier in the exchange are not this request's
+    assert caught.value.partial_usage == Usage(input_tokens=100, output_tokens=10)
+
+
+def test_a_failure_that_is_not_ours_carries_the_usage_but_no_step_count():
+    backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0})), KeyError("stopReason")])
+    with pytest.raises(KeyError) as caught:
+        run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS, price=lambda u: Decimal(0))
+    assert caught.value.partial_usage == Usage(input_tokens=100, output_tokens=10)
+    assert not hasattr(caught.value, "partial_steps")
+
+
+def test_our_error_after_the_model_answered_is_not_taken_for_a_model_failure():
+    def price(usage: Usage) -> Decimal:
+        raise ModelUnavailable("no price for this model")
+
+    backend = ScriptedBackend([tool_turn(("sleep", {"seconds": 0}))])
+    with pytest.raises(ModelUnavailable) as caught:
+        run_agent(backend, "m", USER_GO, None, *offer(["sleep"]), LIMITS, price=price)
+    assert caught.value.partial_usage == Usage(input_tokens=100, output_tokens=10)
+    assert not hasattr(caught.value, "partial_steps")

@@ -135,21 +135,26 @@ def run_agent(
     def finish(stop_reason: str, steps: int, **extra: Any) -> AgentResult:
         return AgentResult(turn.text() if turn else "", stop_reason, usage, steps, tool_calls, price(usage), added, **extra)
 
+    def converse(steps_done: int) -> ModelTurn:
+        """The next model turn, within the deadline. Our errors from it (only from it) say how many of this
+        request's steps ran before it; past the deadline, any of them is the deadline."""
+        try:
+            if deadline is not None and deadline.expired():
+                raise _deadline_exceeded(steps_done)
+            # The model call may not outlive the deadline either (its read timeout is the time left).
+            bound = {"timeout_s": deadline.remaining()} if deadline is not None else {}
+            return backend.converse(model_id, history, system, tool_config, limits.max_tokens, inference=inference, **bound)
+        except CrossoverError as exc:
+            if deadline is not None and deadline.expired() and not isinstance(exc, DeadlineExceeded):
+                exc = _deadline_exceeded(steps_done)
+            exc.partial_steps = steps_done  # type: ignore[attr-defined]
+            raise exc
+
     step = spent.steps
     try:
         while step < limits.max_steps:
             step += 1
-            try:
-                if deadline is not None and deadline.expired():
-                    raise _deadline_exceeded(step - 1 - spent.steps)
-                # The model call may not outlive the deadline either (its read timeout is the time left).
-                bound = {"timeout_s": deadline.remaining()} if deadline is not None else {}
-                turn = backend.converse(model_id, history, system, tool_config, limits.max_tokens, inference=inference, **bound)
-            except CrossoverError as exc:
-                if deadline is not None and deadline.expired() and not isinstance(exc, DeadlineExceeded):
-                    exc = _deadline_exceeded(step - 1 - spent.steps)
-                exc.partial_steps = step - 1 - spent.steps  # type: ignore[attr-defined]
-                raise exc
+            turn = converse(step - 1 - spent.steps)
             usage = usage + turn.usage
             cost = price(usage)
             uses = turn.tool_uses()

@@ -10,8 +10,9 @@ Printed, for the gate as deployed (rules + classifier, noisy-OR, block at the de
 - the threshold the held-out scores would need for FPR <= 0.02, and the recall there;
 - the system role (its own model, classifier.SYSTEM_MODEL_DIR), leave-one-source-out: how many real system
   prompts the gate would refuse, and the recall on attacks sent as a system prompt;
-- latency of `screen()` with the shipped model: p50/p99/max over the corpus padded to up to 32,000
-  characters, plus the cold import of the API and the lazy first-screen model load, in fresh processes.
+- latency of `screen()` with the shipped models: p50/p99/max over the corpus padded to up to 32,000
+  characters, as a user prompt and as a system prompt (role="system"), plus the cold import of the API and
+  the lazy first-screen model load, in fresh processes.
 Targets (issue 13): held-out recall >= 0.90 at FPR <= 0.02; hard negatives allowed; p99 <= 10 ms,
 worst <= 50 ms; cold import < 300 ms; model load < 150 ms.
     python benchmarks/screening.py [--quick | --speed-only] [--jobs N]   (--quick: skip the per-source refits)
@@ -209,18 +210,22 @@ def timed(function, text: str) -> float:
 
 
 def latency(rows: list[dict], limit: int = 32_000) -> None:
-    """The shipped model alone and the whole local screen, on every corpus text padded with benign text to <= 32,000 chars."""
+    """The shipped model alone and the whole local screen, as a user prompt and as a system prompt, on every corpus
+    text padded with benign text to <= 32,000 chars (the same inputs for each)."""
     rng = random.Random(7)
     filler = " ".join(row["text"] for row in rows if row["label"] == "benign")
     model = classifier.load_model()
     only_model = lambda text: classifier.score(text, model)  # noqa: E731
+    as_system = lambda text: screen(text, role="system")  # noqa: E731  (its own model and reading: core.MODEL_DIRS)
     screen("warm up")
+    as_system("warm up")  # loads the system model here, not inside the first timed call
     texts = []
     for row in rows:
         target = rng.randint(len(row["text"]), max(len(row["text"]), limit))
         texts.append((row["text"] + " " + filler)[:target])
     texts += [filler[:limit]] * 20  # the bound: every input is cut to the same work, so 32,000 characters is the worst length
-    for name, function in (("classifier alone", only_model), ("screen() (rules + classifier)", screen)):
+    for name, function in (("classifier alone", only_model), ("screen() (rules + classifier)", screen),
+                           ("screen(role='system')", as_system)):
         samples = [timed(function, text) for text in texts]
         print(f"[latency, CPU time on one core] {name} over {len(samples)} inputs of 0-32,000 chars: p50 {percentile(samples, 50):.2f} ms  "
               f"p99 {percentile(samples, 99):.2f} ms  max {max(samples):.2f} ms")

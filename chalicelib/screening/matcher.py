@@ -41,6 +41,10 @@ _RE2_MAX_MEM = 8 << 20
 # space-separated words (a rule written with '~sN~' gaps). "Do not send the passwords to ...", "Vergiss die
 # Anweisungen nicht", "Не забудь инструкции" are advice, not attacks.
 # Neither engine has look-around, so "not a negation" is spelt as a regex: any word but those (not_one_of).
+# A negation of two words ("no circumstances" of "Under no circumstances reveal ...", "no case") negates where
+# neither word alone does ("No worries, reveal ..." is an attack): '~N<!~' reads it, as a word that is never
+# one of the N words unless the word before it is not the opener's first ("these circumstances"). The other
+# marks read single words only.
 _NEGATION_MARK = re.compile(r"~(s?)(\d*<!|!>|\d+!)~")
 _NEGATION_WORD = re.compile(r"[a-z0-9]+")
 # ASCII punctuation but the apostrophe and the hyphen (inside words: "don't", "KI-Assistent"): between a
@@ -58,9 +62,42 @@ def to_regex(pattern: str, negations: Iterable[str] = ()) -> str:
     return _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations), pattern)
 
 
+def _openers(negations: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The single-word negations, and the two-word ones as {second word: the first words that make it a negation}."""
+    words, pairs = [], {}
+    for entry in negations:
+        parts = entry.split(" ")
+        if len(parts) > 2 or not all(_NEGATION_WORD.fullmatch(part) for part in parts):
+            raise ValueError(f"negation {entry!r} is not one or two words of ASCII letters and digits once folded")
+        if len(parts) == 1:
+            words.append(entry)
+        else:
+            pairs.setdefault(parts[1], []).append(parts[0])
+    return tuple(words), {second: tuple(sorted(firsts)) for second, firsts in pairs.items()}
+
+
+def _window_word(words: tuple[str, ...], pairs: dict[str, tuple[str, ...]]) -> str:
+    """A regex for one word of a '~N<!~' window that negates nothing: any word but a negation or a two-word
+    negation's second word, or that second word after a word that does not make it a negation ("this case")."""
+    if not pairs:
+        return not_one_of(words)
+    return "(?:" + "|".join([not_one_of(words + tuple(pairs))] + _paired(words, pairs)) + ")"
+
+
+def _paired(words: tuple[str, ...], pairs: dict[str, tuple[str, ...]]) -> list[str]:
+    """Regexes for a word and, after it, a two-word negation's second word that it does not make a negation. Each
+    set of first words is one more copy of the negations' trie in every window: Hyperscan refuses a pattern of
+    16,000 characters (ext.en.system_prompt, '~4<!~', is ~11,500 with three sets), so share first words."""
+    by_firsts: dict[tuple[str, ...], list[str]] = {}
+    for second, firsts in sorted(pairs.items()):
+        by_firsts.setdefault(firsts, []).append(second)
+    return [f"{not_one_of(words + firsts)}\\W+(?:{'|'.join(seconds)})" for firsts, seconds in by_firsts.items()]
+
+
 def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...]) -> str:
     if not negations:
         raise ValueError("a negation mark in a rule whose language has no negations")
+    negations, pairs = _openers(negations)
     other = not_one_of(negations, spaced)
     if spaced and mark == "<!":
         # As '~sN~' rules read words: the rule's word may end a longer one ("проигнорируй", "«забудь").
@@ -68,11 +105,17 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...]) -> str:
     if spaced:
         raise ValueError(f"'~s{mark}~' is not a negation mark (only '~s<!~' is)")
     if mark.endswith("<!"):
-        # The clause starts within the N words, none of them a negation, or the N words before are none.
+        # The clause starts within the N words, none of them a negation, or the N words before are none. A window
+        # word is one word, or a word and a two-word negation's second word ("this case"); the clause's first word
+        # may be that second word alone ("Case closed ...").
         words = int(mark[:-2] or 1)
-        between = f"(?:{other}\\W+){{0,{words - 1}}}" if words > 1 else ""
-        before = f"(?:{other}\\W+){{{words}}}" if words > 1 else f"{other}\\W+"
-        return f"(?:^\\W*{between}|{_CLAUSE_MARK}\\W*{between}|(?:^|\\W){before})"
+        unit = _window_word(negations, pairs)
+        if pairs:
+            between = f"(?:{other}\\W+)?" + (f"(?:{unit}\\W+){{0,{words - 1}}}" if words > 1 else "")
+        else:
+            between = f"(?:{other}\\W+){{0,{words - 1}}}" if words > 1 else ""
+        before = f"(?:{unit}\\W+){{{words}}}" if words > 1 else f"{unit}\\W+"
+        return f"(?:(?:^|{_CLAUSE_MARK})\\W*{between}|(?:^|\\W){before})"
     if mark == "!>":
         return f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|\\W+{other}(?:\\W|$))"
     return f"(?:\\W+{other}){{0,{mark[:-1]}}}?\\W+"

@@ -408,14 +408,15 @@ MAX_AFFIRMATIVE_SPAN = 4_096  # head and tail read; the classifier reads at most
 
 def is_prohibition(clause: str, negations: frozenset[str]) -> bool:
     """A short clause that forbids: its first word a negation, or its second after "do"/"please"/..., or its third
-    after "you must"/"you should"/...; not a question, and none of the words that turn a negation into a request."""
+    after "you must"/"you should"/..., or a two-word negation in its first three words; not a question, and none of the words that turn a negation into a request."""
     if clause.rstrip().endswith("?"):
         return False
     words = _WORDS.findall(clause[:200].lower())
     if not words or len(words) > MAX_PROHIBITION_WORDS or not _AFFIRMING.isdisjoint(words[1:]):  # "Refuse to show ..." forbids
         return False
     return (words[0] in negations or (len(words) > 1 and words[0] in _OPENERS and words[1] in negations)
-            or (len(words) > 2 and words[0] == "you" and words[1] in _MODALS and words[2] in negations))
+            or (len(words) > 2 and words[0] == "you" and words[1] in _MODALS and words[2] in negations)
+            or any(f"{first} {second}" in negations for first, second in zip(words[:2], words[1:3])))  # "Under no circumstances ..."
 
 
 def without_negated_clauses(text: str, negations: frozenset[str]) -> str:

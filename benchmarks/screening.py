@@ -36,7 +36,7 @@ sys.path.insert(0, CORPUS)
 import numpy as np  # noqa: E402
 from dataset import load_rows  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
-from train import SYSTEM_ONLY, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
+from train import SYSTEM_ONLY, embeddings_of, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
 
 from chalicelib.screening import classifier, screen  # noqa: E402
 from chalicelib.screening.core import MODEL_DIRS, classifier_reading, combine, load_rules, match_rules  # noqa: E402
@@ -51,8 +51,10 @@ def runtime_grams(text: str, model: classifier.Model) -> list[set[str]]:
     return [classifier.window_features(part, model.char_ngrams, model.readings) for part in classifier.scored_windows(text, model)]
 
 
-def classifier_scores(model: classifier.Model, windows_of: list[list[set[str]]]) -> list[float]:
-    return [max((classifier.probability(classifier.decision(grams, model), model) for grams in windows if grams), default=0.0) for windows in windows_of]
+def classifier_scores(model: classifier.Model, windows_of: list[list[set[str]]], vectors) -> list[float]:
+    """classifier.score of each text, from its windows' n-grams and its sentence vector computed once."""
+    return [classifier.combined(max(classifier.decision(grams, model) for grams in windows), list(vector), model) if windows else 0.0
+            for windows, vector in zip(windows_of, vectors)]
 
 
 def rates(rows: list[dict], blocked: list[bool]) -> dict:
@@ -94,20 +96,22 @@ def report(title: str, rows: list[dict], rule_scores: list[float], model_scores:
     return combined
 
 
-_FOLD_DATA: tuple = ()  # (training rows, encoded, windows_of) for the fold workers, inherited by fork
+_FOLD_DATA: tuple = ()  # (training rows, encoded, their vectors, windows_of, runtime vectors) for the fold workers, inherited by fork
 
 
 def _fold_scores(test: list[int]) -> list[float]:
-    training, encoded, windows_of = _FOLD_DATA
-    model = classifier.model_from(fit(training, encoded, trainable(training, set(test)), CALIBRATION_FOLDS), "fold")
-    return classifier_scores(model, [windows_of[i] for i in test])
+    training, encoded, embeddings, windows_of, vectors = _FOLD_DATA
+    model = classifier.model_from(fit(training, encoded, trainable(training, set(test)), CALIBRATION_FOLDS, embeddings), "fold")
+    return classifier_scores(model, [windows_of[i] for i in test], [vectors[i] for i in test])
 
 
-def out_of_fold(rows: list[dict], training: list[dict], encoded, windows_of: list[list[set[str]]], folds: list[list[int]], jobs: int) -> list[float]:
+def out_of_fold(rows: list[dict], training: list[dict], encoded, embeddings, windows_of: list[list[set[str]]], vectors,
+                folds: list[list[int]], jobs: int) -> list[float]:
     """Every test row scored by the model of its fold, trained on `training` (the corpus and its variants, as
-    `make screening-model` trains) less the fold's rows and every variant made from them; `jobs` processes."""
+    `make screening-model` trains, `embeddings` their sentence vectors) less the fold's rows and every variant made
+    from them; each test row read as the runtime reads it (`windows_of`, `vectors`); `jobs` processes."""
     global _FOLD_DATA
-    _FOLD_DATA = (training, encoded, windows_of)
+    _FOLD_DATA = (training, encoded, embeddings, windows_of, vectors)
     if jobs > 1:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.map(_fold_scores, folds, chunksize=1)
@@ -138,13 +142,15 @@ def main() -> None:
     training = with_variants(rows)  # rows first, then the augmented variants (each naming its parents)
     encoded = encode([training_grams(row["text"]) for row in training])
     windows_of = [runtime_grams(row["text"], shipped) for row in rows]
+    embeddings = embeddings_of(training)
+    vectors = embeddings[:len(rows)]  # the rows come first in `training`, read as the runtime reads a user prompt
     labels = np.array([row["label"] == "attack" for row in rows])
     print(f"corpus: {len(rows)} rows, {int(labels.sum())} attacks, {len(rows) - int(labels.sum())} benign, "
           f"{len({row['source'] for row in rows})} sources; shipped model {shipped.version}, {len(shipped.weights)} features")
 
     # Random split: 5 stratified folds, every row scored by a model that did not see it.
     folds = [list(test) for _, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=13).split(np.zeros(len(rows)), labels)]
-    random_scores = out_of_fold(rows, training, encoded, windows_of, folds, args.jobs)
+    random_scores = out_of_fold(rows, training, encoded, embeddings, windows_of, vectors, folds, args.jobs)
     combined = report("random split, 5-fold", rows, rule_scores, random_scores)
     threshold, recall, fpr = threshold_at_fpr(rows, combined, TARGET_FPR)
     print(f"  at FPR <= {TARGET_FPR}: block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
@@ -152,7 +158,7 @@ def main() -> None:
     if not args.quick:
         sources = sorted({row["source"] for row in rows})
         folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
-        held_out = out_of_fold(rows, training, encoded, windows_of, folds, args.jobs)
+        held_out = out_of_fold(rows, training, encoded, embeddings, windows_of, vectors, folds, args.jobs)
         per_source = []
         for source, test in zip(sources, folds):
             source_rows = [rows[i] for i in test]
@@ -188,7 +194,8 @@ def system_prompts(rows: list[dict], rules, jobs: int) -> None:
     sources = sorted({row["source"] for row in rows})
     folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
     windows_of = [runtime_grams(classifier_reading(row["text"], "system"), shipped) for row in rows]
-    held_out = out_of_fold(rows, training, encoded, windows_of, folds, jobs)
+    vectors = embeddings_of([{"text": classifier_reading(row["text"], "system")} for row in rows])
+    held_out = out_of_fold(rows, training, encoded, embeddings_of(training), windows_of, vectors, folds, jobs)
     rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules) if "system" not in rule.not_for) for row in rows]
     blocked = [combine(scores) >= THRESHOLD for scores in zip(rule_scores, held_out)]
     print(f"\n[SYSTEM ROLE, leave-one-source-out: every text screened as a system prompt; shipped system model {shipped.version}]")

@@ -62,6 +62,12 @@ class Model:
     # Also read the de-spaced, de-leeted, accent-folded reading of each window: "" no, "full" all its n-grams,
     # "words" the n-grams of only the words that folding changed (most of a window folds to itself).
     readings: str = ""
+    # The second reading (semantic.py): a linear head over the head's sentence vector, and the stacked calibration
+    # p = sigmoid(stack[0] * n-gram decision + stack[1] * semantic decision + stack[2]), used beside `platt` (combined).
+    # Empty: the n-grams alone (artefacts before it, and tests' own models).
+    semantic: tuple[float, ...] = ()
+    semantic_bias: float = 0.0
+    stack: tuple[float, ...] = ()
 
 
 def prepare(text: str) -> str:
@@ -130,8 +136,22 @@ def decision(grams: set[str], model: Model) -> float:
 
 def probability(value: float, model: Model) -> float:
     slope, intercept = model.platt
-    z = slope * value + intercept
+    return sigmoid(slope * value + intercept)
+
+
+def sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
+def semantic_decision(vector: list[float], model: Model) -> float:
+    """The semantic head's linear score of a sentence vector (semantic.embed)."""
+    return math.fsum(map(float.__mul__, vector, model.semantic)) + model.semantic_bias
+
+
+def stacked(ngram_decision: float, semantic_value: float, model: Model) -> float:
+    """The calibrated probability of the two readings together (weights fitted on out-of-fold scores)."""
+    ngram_weight, semantic_weight, intercept = model.stack
+    return sigmoid(ngram_weight * ngram_decision + semantic_weight * semantic_value + intercept)
 
 
 def scored_windows(text: str, model: Model) -> list[str]:
@@ -154,8 +174,29 @@ def weighted_length(parts: list[str]) -> int:
 
 
 def score(text: str, model: Model) -> float:
-    """Calibrated probability that `text` is an injection or jailbreak (the highest of its windows)."""
-    return max((probability(decision(window_features(part, model.char_ngrams, model.readings), model), model) for part in scored_windows(text, model)), default=0.0)
+    """Calibrated probability that `text` is an injection or jailbreak: the n-grams of its highest window, with the
+    model's semantic head, the sentence vector of its head too (semantic.py)."""
+    parts = scored_windows(text, model)
+    if not parts:
+        return 0.0
+    highest = max(decision(window_features(part, model.char_ngrams, model.readings), model) for part in parts)
+    if not model.semantic:
+        return combined(highest, [], model)
+    from . import semantic  # numpy and the encoder: loaded on the first screen, never by `import app`
+
+    return combined(highest, semantic.embed(text), model)
+
+
+def combined(highest: float, vector: list[float], model: Model) -> float:
+    """The probability from the highest window's n-gram decision and the head's sentence vector: the higher of the
+    n-grams' own and the two stacked. A maximum, not the stack alone: the sentence reads only the head as written,
+    so a benign opening, letters leeted apart or a payload in base64 would read benign there and pull down what the
+    n-grams saw (their windows reach the tail, the folded reading and decoded payloads). The second reading adds
+    evidence, never takes it away."""
+    ngrams = probability(highest, model)
+    if not model.semantic:
+        return ngrams
+    return max(ngrams, stacked(highest, semantic_decision(vector, model), model))
 
 
 def encode_artefact(raw: dict) -> bytes:
@@ -207,8 +248,11 @@ def load_model(model_dir: str = MODEL_DIR) -> Model:
 
 def model_from(raw: dict, version: str) -> Model:
     """A model from the artefact's content (the benchmark builds one per held-out fold this way)."""
+    head = raw.get("semantic") or {}
     return Model(version, raw["weights"], float(raw["bias"]), (float(raw["platt"][0]), float(raw["platt"][1])),
-                 tuple(raw["char_ngrams"]), int(raw["window"]), int(raw["max_windows"]), _readings_mode(raw.get("readings", "")))
+                 tuple(raw["char_ngrams"]), int(raw["window"]), int(raw["max_windows"]), _readings_mode(raw.get("readings", "")),
+                 tuple(float(weight) for weight in head.get("weights", ())), float(head.get("bias", 0.0)),
+                 tuple(float(weight) for weight in raw.get("stack", ())))
 
 
 def _readings_mode(value: object) -> str:

@@ -27,6 +27,7 @@ sys.path[:0] = [HERE, ROOT]
 
 from dataset import load_rows  # noqa: E402
 
+from chalicelib.screening import semantic  # noqa: E402
 from chalicelib.screening.classifier import FORMAT, MODEL_DIR, encode_artefact, prepare, window_features  # noqa: E402
 from chalicelib.screening.core import MODEL_DIRS  # noqa: E402
 
@@ -54,7 +55,16 @@ C = 48.0  # chosen held out (LOSO, so optimistic). With MIN_SOURCES 2 and 100k n
 # With MIN_SOURCES 2 and the security READMEs (2026-12-04, evening), prior 0.08 / 0.09 / 0.10 blocked 0.016 / 0.019 / 0.021
 # of them (recall 0.492 / 0.505 / 0.517): 0.09.
 DEPLOYMENT_PRIOR = 0.09
+# The same for the stacked probability (n-grams and sentence vector). The runtime takes the higher of the two
+# (classifier.combined: the second reading only adds evidence), so this prior sets how much it adds. Held out at 0.5
+# (2026-12-04, night), the higher of the two with stack prior 0.09 / 0.05 / 0.04 / 0.03 blocked 0.035 / 0.024 / 0.021
+# / 0.019 of the hard negatives (gate recall 0.595 / 0.563 / 0.556 / 0.549, FPR 0.009 / 0.007 / 0.007 / 0.007;
+# n-grams alone 0.536, 0.006, 0.019): 0.03. Texts about injections mean what attacks mean.
+STACK_PRIOR = 0.03
 CALIBRATION_FOLDS = 5
+# The semantic head (semantic.py): logistic regression on the sentence vectors, unweighted classes. Held out (the
+# stacked gate at FPR 0.02, 2026-12-04): C 1 / 4 / 16 gave 0.662-0.666 / 0.666-0.677 / 0.656-0.675.
+SEMANTIC_C = 4.0
 # Rows of this category train only the system role's model (classifier.SYSTEM_MODEL_DIR says why).
 SYSTEM_ONLY = "system_prompt"
 AUGMENT = False  # add augment()'s variants of the training rows (measured: no gain on held-out sources yet)
@@ -204,38 +214,57 @@ def _linear(matrix: sparse.csr_matrix, labels: np.ndarray) -> LogisticRegression
     return model.fit(matrix, labels)
 
 
+def _semantic_head(vectors: np.ndarray, labels: np.ndarray) -> LogisticRegression:
+    return LogisticRegression(C=SEMANTIC_C, solver="lbfgs", max_iter=2000).fit(vectors, labels)
+
+
+def embeddings_of(rows: list[dict]) -> np.ndarray:
+    """Every row's sentence vector (semantic.embed_many: the runtime's own reading), float64 for the solver."""
+    return semantic.embed_many([row["text"] for row in rows]).astype(np.float64)
+
+
 def prior_shift(trained: float, deployed: float) -> float:
     """The log-odds change that turns probabilities under one class prior into probabilities under another."""
     return float(np.log(deployed / (1 - deployed)) - np.log(trained / (1 - trained)))
 
 
 def fit(rows: list[dict], encoded: Encoded | None = None, subset: list[int] | None = None,
-        calibration_folds: int = CALIBRATION_FOLDS) -> dict:
+        calibration_folds: int = CALIBRATION_FOLDS, embeddings: np.ndarray | None = None) -> dict:
     """The artefact's content, trained on `rows` (or on rows[subset]); label "attack" is the positive class.
 
-    `encoded`: all rows' n-grams, when the caller has them already (the benchmark fits many folds).
+    `encoded`, `embeddings`: all rows' n-grams and sentence vectors, when the caller has them already (the
+    benchmark fits many folds). Two linear models, one per reading (n-grams, sentence vector), then their
+    out-of-fold decisions, whole sources held out, stacked by a 2-D logistic fit: that is the calibration.
     """
     encoded = encoded or encode([training_grams(row["text"]) for row in rows])
+    vectors = embeddings if embeddings is not None else embeddings_of(rows)
     chosen = np.array(subset if subset is not None else range(len(rows)), dtype=np.int64)
     labels = np.array([rows[i]["label"] == "attack" for i in chosen], dtype=int)
     sources = source_ids(rows)
     vocabulary = vocabulary_of(encoded, chosen, sources)
     linear = _linear(vectorise(encoded, chosen, vocabulary), labels)
-    platt = (1.0, 0.0)
+    head = _semantic_head(vectors[chosen], labels)
+    platt, stack = (1.0, 0.0), (1.0, 1.0, 0.0)
     groups = sources[chosen]
     if calibration_folds and len(np.unique(groups)) >= calibration_folds:
-        # Out-of-fold decisions with whole sources held out, then a 1-D logistic fit on them (Platt scaling).
-        oof = np.zeros(len(chosen))
+        oof = np.zeros((len(chosen), 2))
         for train, test in GroupKFold(n_splits=calibration_folds).split(chosen, labels, groups):
             fold_vocabulary = vocabulary_of(encoded, chosen[train], sources)
             fold = _linear(vectorise(encoded, chosen[train], fold_vocabulary), labels[train])
-            oof[test] = fold.decision_function(vectorise(encoded, chosen[test], fold_vocabulary))
-        scaler = LogisticRegression(C=1e6, solver="lbfgs").fit(oof.reshape(-1, 1), labels)
+            oof[test, 0] = fold.decision_function(vectorise(encoded, chosen[test], fold_vocabulary))
+            oof[test, 1] = _semantic_head(vectors[chosen[train]], labels[train]).decision_function(vectors[chosen[test]])
+        scaler = LogisticRegression(C=1e6, solver="lbfgs").fit(oof[:, :1], labels)  # the n-grams alone (Platt scaling)
         platt = (float(scaler.coef_[0][0]), float(scaler.intercept_[0]) + prior_shift(float(labels.mean()), DEPLOYMENT_PRIOR))
+        stacker = LogisticRegression(C=1e6, solver="lbfgs").fit(oof, labels)
+        stack = (float(stacker.coef_[0][0]), float(stacker.coef_[0][1]),
+                 float(stacker.intercept_[0]) + prior_shift(float(labels.mean()), STACK_PRIOR))
     weights = {encoded.grams[gram]: round(float(weight), 5) for gram, weight in zip(vocabulary, linear.coef_[0])}
     return {"weights": {gram: weight for gram, weight in sorted(weights.items()) if weight},
             "bias": round(float(linear.intercept_[0]), 6), "platt": [round(platt[0], 6), round(platt[1], 6)],
-            "char_ngrams": list(CHAR_NGRAMS), "window": WINDOW, "max_windows": MAX_WINDOWS, "readings": READINGS}
+            "char_ngrams": list(CHAR_NGRAMS), "window": WINDOW, "max_windows": MAX_WINDOWS, "readings": READINGS,
+            "semantic": {"encoder": semantic.ENCODER, "max_tokens": semantic.MAX_TOKENS,
+                         "weights": [round(float(weight), 6) for weight in head.coef_[0]], "bias": round(float(head.intercept_[0]), 6)},
+            "stack": [round(value, 6) for value in stack]}
 
 
 def write(artefact: dict, rows: list[dict], model_dir: str = MODEL_DIR) -> dict:
@@ -267,7 +296,8 @@ def main() -> None:
     rows = load_rows()
     for role, model_dir in MODEL_DIRS.items():
         chosen = rows if role == "system" else user_rows(rows)
-        manifest = write(fit(with_variants(chosen)), chosen, model_dir)
+        training = with_variants(chosen)
+        manifest = write(fit(training, embeddings=embeddings_of(training)), chosen, model_dir)
         print(f"screening model ({role}) {manifest['version']}: {manifest['features']} features from {len(chosen)} rows "
               f"({sum(row['label'] == 'attack' for row in chosen)} attacks)")
 

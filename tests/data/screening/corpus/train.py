@@ -16,10 +16,15 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 
-import numpy as np
-from scipy import sparse
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold
+# One BLAS thread, set before numpy loads it: the sentence vectors' sums then run in one order, so the same corpus
+# gives the same artefact byte for byte (with the machine's thread count, the user model's hash varied run to run).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_variable] = "1"
+
+import numpy as np  # noqa: E402
+from scipy import sparse  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.model_selection import GroupKFold  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))

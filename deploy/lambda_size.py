@@ -6,7 +6,10 @@ OpenBLAS), the sentence encoder's cache in the function zip (~82 MB: its weights
 mapped rather than inflated on a cold start) and the encoder package's own resources in the layer (~33 MB:
 weights.npz, sp.model). The function reads the cache, never those resources, once the cache names the layer's
 package files (chalicelib/screening/semantic.py checks the hashes in the package's RECORD), so the layer
-drops them then; otherwise they stay, as the encoder's fallback.
+drops them then; otherwise they stay, as the encoder's fallback. Once dropped, there is no fallback in Lambda: a
+cache damaged in the zip (a size the manifest does not name) makes the classifier unavailable, which blocks
+unless the policy fails open (then the n-grams alone judge). `make package` builds the cache and checks that it
+encodes as the package does before it is shipped.
 """
 from __future__ import annotations
 

@@ -50,6 +50,14 @@ class ModelError(RuntimeError):
     """The artefact is missing, of another format, or does not match its manifest."""
 
 
+class SemanticUnavailable(RuntimeError):
+    """The second reading failed; `probability` is what the n-grams alone said, for a policy that fails open."""
+
+    def __init__(self, probability: float, cause: Exception) -> None:
+        super().__init__(f"semantic reading unavailable: {cause.__class__.__name__}: {cause}")
+        self.probability = probability
+
+
 @dataclass(frozen=True)
 class Model:
     version: str
@@ -182,9 +190,13 @@ def score(text: str, model: Model) -> float:
     highest = max(decision(window_features(part, model.char_ngrams, model.readings), model) for part in parts)
     if not model.semantic:
         return combined(highest, [], model)
-    from . import semantic  # numpy and the encoder: loaded on the first screen, never by `import app`
+    try:
+        from . import semantic  # numpy and the encoder: loaded on the first screen, never by `import app`
 
-    return combined(highest, semantic.embed(text), model)
+        vector = semantic.embed(text)
+    except Exception as exc:  # noqa: BLE001  the policy decides (core.screen); the n-grams' verdict is not lost
+        raise SemanticUnavailable(probability(highest, model), exc) from exc
+    return combined(highest, vector, model)
 
 
 def combined(highest: float, vector: list[float], model: Model) -> float:
@@ -249,10 +261,23 @@ def load_model(model_dir: str = MODEL_DIR) -> Model:
 def model_from(raw: dict, version: str) -> Model:
     """A model from the artefact's content (the benchmark builds one per held-out fold this way)."""
     head = raw.get("semantic") or {}
+    if head:
+        _check_semantic_head(head, raw.get("stack"))
     return Model(version, raw["weights"], float(raw["bias"]), (float(raw["platt"][0]), float(raw["platt"][1])),
                  tuple(raw["char_ngrams"]), int(raw["window"]), int(raw["max_windows"]), _readings_mode(raw.get("readings", "")),
                  tuple(float(weight) for weight in head.get("weights", ())), float(head.get("bias", 0.0)),
                  tuple(float(weight) for weight in raw.get("stack", ())))
+
+
+def _check_semantic_head(head: dict, stack: object) -> None:
+    """A head reads one encoder's vectors of one length of text: another pin or MAX_TOKENS would score silently wrong."""
+    from . import semantic  # standard library only at import: numpy waits for the first embed
+
+    expected = {"encoder": semantic.ENCODER, "max_tokens": semantic.MAX_TOKENS}
+    found = {key: head.get(key) for key in expected}
+    if found != expected or len(head.get("weights", ())) != semantic.DIMENSIONS or not (isinstance(stack, list) and len(stack) == 3):
+        raise ModelError(f"the classifier's semantic head was trained for {found} ({len(head.get('weights', ()))} weights, "
+                         f"stack {stack!r}); this code reads {expected} with {semantic.DIMENSIONS} weights: retrain (make screening-model)")
 
 
 def _readings_mode(value: object) -> str:

@@ -403,7 +403,12 @@ _MODALS = frozenset({"must", "should", "may", "can", "will", "are", "shall"})
 _AFFIRMING = frozenset({"hesitate", "forget", "fail", "refuse", "afraid", "mind", "worry", "wait", "stop", "matter",
                         "hesite", "hesites", "hésite", "hésitez", "dudes", "esitare", "esqueça", "olvides", "oublie", "oubliez"})
 # Spoken French drops "ne": "Montre pas tes instructions", "Dis jamais ça" forbid with the negation second, after the verb.
+# Only after these verbs (what a system prompt forbids): after any word, "So pas <attack>" hid an attack from the classifier,
+# and "Cache pas tes instructions" (do not hide them) asks.
 _AFTER_THE_VERB = frozenset({"pas", "jamais"})
+_FORBIDDEN_VERBS = frozenset({"montre", "montrez", "dis", "dites", "révèle", "révélez", "revele", "donne", "donnez", "affiche",
+                              "affichez", "partage", "partagez", "répète", "répétez", "cite", "citez", "divulgue", "divulguez",
+                              "écris", "écrivez", "envoie", "envoyez", "imprime", "imprimez"})
 MAX_PROHIBITION_WORDS = 12
 MAX_AFFIRMATIVE_SPAN = 4_096  # head and tail read; the classifier reads at most 2 windows of 1,024 characters
 
@@ -416,7 +421,7 @@ def is_prohibition(clause: str, negations: frozenset[str]) -> bool:
     words = _WORDS.findall(clause[:200].lower())
     if not words or len(words) > MAX_PROHIBITION_WORDS or not _AFFIRMING.isdisjoint(words[1:]):  # "Refuse to show ..." forbids
         return False
-    return (words[0] in negations or (len(words) > 1 and (words[0] in _OPENERS and words[1] in negations or words[1] in _AFTER_THE_VERB and words[0] not in _AFFIRMING))
+    return (words[0] in negations or (len(words) > 1 and (words[0] in _OPENERS and words[1] in negations or words[1] in _AFTER_THE_VERB and words[0] in _FORBIDDEN_VERBS))
             or (len(words) > 2 and words[0] == "you" and words[1] in _MODALS and words[2] in negations)
             or any(f"{first} {second}" in negations for first, second in zip(words[:2], words[1:3])))  # "Under no circumstances ..."
 

@@ -16,8 +16,9 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 
-# One BLAS thread, set before numpy loads it: the sentence vectors' sums then run in one order, so the same corpus
-# gives the same artefact byte for byte (with the machine's thread count, the user model's hash varied run to run).
+# One BLAS thread, set before numpy loads it (when this runs as `make screening-model`): numpy's sums then run in one
+# order, so the same corpus gives the same artefact byte for byte (with 2 threads the user model's hash varied run to
+# run, through the sentence vectors or the solvers).
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"
 

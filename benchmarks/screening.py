@@ -36,7 +36,7 @@ sys.path.insert(0, CORPUS)
 import numpy as np  # noqa: E402
 from dataset import load_rows  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
-from train import SYSTEM_ONLY, embeddings_of, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
+from train import SEMANTIC_ROLES, SYSTEM_ONLY, embeddings_of, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
 
 from chalicelib.screening import classifier, screen  # noqa: E402
 from chalicelib.screening.core import MODEL_DIRS, classifier_reading, combine, load_rules, match_rules  # noqa: E402
@@ -101,7 +101,8 @@ _FOLD_DATA: tuple = ()  # (training rows, encoded, their vectors, windows_of, ru
 
 def _fold_scores(test: list[int]) -> list[float]:
     training, encoded, embeddings, windows_of, vectors = _FOLD_DATA
-    model = classifier.model_from(fit(training, encoded, trainable(training, set(test)), CALIBRATION_FOLDS, embeddings), "fold")
+    model = classifier.model_from(fit(training, encoded, trainable(training, set(test)), CALIBRATION_FOLDS, embeddings,
+                                      semantic_head=embeddings is not None), "fold")
     return classifier_scores(model, [windows_of[i] for i in test], [vectors[i] for i in test])
 
 
@@ -194,8 +195,11 @@ def system_prompts(rows: list[dict], rules, jobs: int) -> None:
     sources = sorted({row["source"] for row in rows})
     folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
     windows_of = [runtime_grams(classifier_reading(row["text"], "system"), shipped) for row in rows]
-    vectors = embeddings_of([{"text": classifier_reading(row["text"], "system")} for row in rows])
-    held_out = out_of_fold(rows, training, encoded, embeddings_of(training), windows_of, vectors, folds, jobs)
+    if "system" in SEMANTIC_ROLES:
+        embeddings, vectors = embeddings_of(training), embeddings_of([{"text": classifier_reading(row["text"], "system")} for row in rows])
+    else:  # the system role's model reads n-grams only (train.SEMANTIC_ROLES says why)
+        embeddings, vectors = None, [()] * len(rows)
+    held_out = out_of_fold(rows, training, encoded, embeddings, windows_of, vectors, folds, jobs)
     rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules) if "system" not in rule.not_for) for row in rows]
     blocked = [combine(scores) >= THRESHOLD for scores in zip(rule_scores, held_out)]
     print(f"\n[SYSTEM ROLE, leave-one-source-out: every text screened as a system prompt; shipped system model {shipped.version}]")

@@ -143,6 +143,10 @@ def hostile_inputs(size: int = 32_000) -> Iterator[tuple[str, str]]:
     yield "fold.accents_alternating", _repeat("éx", size)
     yield "fold.lookalikes_spaced", _repeat("а ", size)
     yield "fold.sharp_s_dashed", _repeat("ß-", size)
+    # Characters NFKC spells longest (U+FDFA: 18 characters; U+2057: 4), and a lone surrogate, which UTF-8 cannot hold.
+    yield "nfkc.longest_ligature", "\ufdfa" * size
+    yield "nfkc.quadruple_prime", _repeat("\u2057 ignore ", size)
+    yield "surrogate.lone", _repeat(ATTACK + " \ud800 ", size)
     yield "punct.run", _repeat("!?.,;:-'\"", size)
     yield "newline.run", "\n" * size
     yield "whitespace.mixed", _repeat(" \t\r\n\x0b\x0c\u00a0\u2028", size)

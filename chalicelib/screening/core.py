@@ -260,7 +260,8 @@ def screen(text: str, policy: Policy = Policy(), checks: Iterable[ManagedCheck] 
             if not policy.fail_open:
                 return Verdict(False, 1.0, reasons + ("classifier.unavailable",), "classifier", elapsed())
             notes.append(f"classifier.unavailable:{exc.__class__.__name__}")
-            probability = getattr(exc, "probability", 0.0)  # SemanticUnavailable: what the n-grams alone said
+            # The sentence encoder failed but the n-grams read the text: their probability still counts.
+            probability = exc.probability if isinstance(exc, classifier.SemanticUnavailable) else 0.0
         combined = combine((score, classifier_signal(probability, policy)))
         blocked = combined >= policy.block_threshold
         reasons = reasons + classifier_reasons(probability, blocked)

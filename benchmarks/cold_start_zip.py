@@ -95,9 +95,10 @@ def package(out: str) -> None:
 
 
 def extract(out: str, target: str, with_bytecode: bool) -> tuple[str, str]:
-    """Function zip at target/task, layer at target/opt (Lambda's /var/task and /opt); read-only."""
+    """Function zip at target/task, layers at target/opt (Lambda's /var/task and /opt; the API function carries the
+    encoder's layer too, whose folder the child is told in SCREENING_ENCODER_CACHE); read-only."""
     task, opt = os.path.join(target, "task"), os.path.join(target, "opt")
-    for name, where in (("deployment.zip", task), ("layer-deployment.zip", opt)):
+    for name, where in (("deployment.zip", task), ("layer-deployment.zip", opt), ("encoder-layer.zip", opt)):
         with zipfile.ZipFile(os.path.join(out, name)) as archive:
             archive.extractall(where, [n for n in archive.namelist() if with_bytecode or not n.endswith(".pyc")])
     for folder, _, files in os.walk(target):
@@ -158,6 +159,7 @@ def main() -> None:
                 for name, with_bytecode, per_client in variants:
                     task, layer = trees[with_bytecode]
                     env = {**base, "PYTHONPATH": os.pathsep.join([task, layer]), "BENCH_IDEMPOTENCY_KEY": f"cold-{run}-{name}",
+                           "SCREENING_ENCODER_CACHE": os.path.join(os.path.dirname(task), "opt", "screening-encoder"),
                            "BENCH_SESSION_PER_CLIENT": "1" if per_client else "0"}
                     sample = run_child(CHILD, env, task, isolated=True)
                     assert sample["status"] == 200, sample

@@ -133,6 +133,13 @@ def policies() -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def screening_functions() -> list[str]:
+    """The functions that screen prompts, so carry the sentence encoder's layer (deploy/encoder_layer.py): those granted
+    SCREEN, since every verdict reads the tenant's screening policy first. The others (job steps, Batch failures,
+    the meter spill, the cost report) never screen: a job's items are screened when it is submitted."""
+    return [function for function, grants in policies().items() if all(grant in grants for grant in SCREEN)]
+
+
 def default_plan() -> ServingPlan:
     deployment = load_catalog().deployment
     return serving_plan(load_catalog(), deployment.model, deployment.precision, deployment.instance_types)
@@ -585,17 +592,25 @@ def main() -> None:
                    cwd=ROOT, env=env, check=True)
     from botocore_data import trim_artefacts  # deploy/botocore_data.py: the layer keeps the services the code calls
     from bytecode import compile_artefacts  # deploy/bytecode.py: .pyc for Lambda's read-only code directories
-    from lambda_size import check_unzipped_size, drop_encoder_resources  # deploy/lambda_size.py: under Lambda's 250 MB
+    from encoder_layer import LAYER_ZIP, attach, move_cache  # deploy/encoder_layer.py: the cache, for the functions that screen
+    from lambda_size import check_function_sizes, drop_encoder_resources  # deploy/lambda_size.py: under Lambda's 250 MB
 
     kept, dropped = trim_artefacts(out)
-    with open(os.path.join(out, "sam.json"), encoding="utf-8") as handle:
-        compiled = compile_artefacts(out, json.load(handle))
+    template_path = os.path.join(out, "sam.json")
+    with open(template_path, encoding="utf-8") as handle:
+        template = json.load(handle)
+    compiled = compile_artefacts(out, template)
+    moved = move_cache(out)
+    template = attach(template, screening_functions(), f"crossover-{args.stage}-screening-encoder")
+    with open(template_path, "w", encoding="utf-8") as handle:
+        json.dump(template, handle, indent=2, separators=(",", ": "))  # as chalice writes it
     encoder_dropped = drop_encoder_resources(out)
-    unzipped = check_unzipped_size([os.path.join(out, name) for name in ("deployment.zip", "layer-deployment.zip")
-                                    if os.path.exists(os.path.join(out, name))])
-    print(f"packaged {args.stage}: {out}/sam.json and {out}/deployment.zip (botocore data kept for {len(kept)} services, "
-          f"{len(dropped)} dropped: {', '.join(sorted(kept))}; bytecode added: {compiled}; encoder resources left out of "
-          f"the layer for the function's cache: {len(encoder_dropped)}; {unzipped / 1e6:.1f} MB unzipped)")
+    sizes = check_function_sizes(template, out)
+    print(f"packaged {args.stage}: {out}/sam.json, deployment.zip, layer-deployment.zip and {LAYER_ZIP} (botocore data kept for "
+          f"{len(kept)} services, {len(dropped)} dropped: {', '.join(sorted(kept))}; bytecode added: {compiled}; encoder cache "
+          f"moved to its layer: {len(moved)} files; encoder resources left out of the dependency layer: {len(encoder_dropped)})")
+    for function, size in sizes.items():
+        print(f"  {function}: {size / 1e6:.1f} MB unzipped with its layers")
 
 
 if __name__ == "__main__":

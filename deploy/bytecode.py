@@ -17,6 +17,8 @@ import tempfile
 import zipfile
 from typing import Any
 
+from zips import drop_entries
+
 # Where Lambda puts each artefact `chalice package` writes.
 LAMBDA_ROOTS = {"deployment.zip": "/var/task", "layer-deployment.zip": "/opt"}
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # as chalice writes its entries: the zips stay reproducible
@@ -48,17 +50,9 @@ def drop_checked_bytecode(zip_path: str) -> list[str]:
     them unchecked like the rest; return the names removed."""
     with zipfile.ZipFile(zip_path) as archive:
         names = set(archive.namelist())
-        stale = sorted(pyc for pyc in (importlib.util.cache_from_source(name) for name in names if name.endswith(".py"))
-                       if pyc in names and int.from_bytes(archive.read(pyc)[4:8], "little") != _UNCHECKED_HASH)
-        if not stale:
-            return []
-        partial = zip_path + ".partial"
-        with zipfile.ZipFile(partial, "w") as target:
-            for info in archive.infolist():
-                if info.filename not in stale:
-                    target.writestr(info, archive.read(info), compress_type=info.compress_type)
-    os.replace(partial, zip_path)
-    return stale
+        stale = {pyc for pyc in (importlib.util.cache_from_source(name) for name in names if name.endswith(".py"))
+                 if pyc in names and int.from_bytes(archive.read(pyc)[4:8], "little") != _UNCHECKED_HASH}
+    return sorted(drop_entries(zip_path, stale.__contains__))
 
 
 def add_bytecode(zip_path: str, lambda_root: str) -> int:

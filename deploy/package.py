@@ -3,7 +3,9 @@ does not create (tables, queues, buckets, KMS, state machine, Batch, alarms, lea
 
     python deploy/package.py --stage dev --out build/dev      (what `make package STAGE=dev` runs)
 
-Works offline with dummy credentials. Writes build/<stage>/sam.json and deployment.zip.
+Works offline with dummy credentials. Writes build/<stage>/sam.json, deployment.zip (every function's code),
+layer-deployment.zip (the dependencies, every function's layer) and encoder-layer.zip (the screening encoder's
+cache, a layer of the functions that screen only: deploy/encoder_layer.py).
 """
 from __future__ import annotations
 
@@ -559,8 +561,9 @@ def build_screening_databases() -> None:
 def build_encoder_cache() -> None:
     """Ship the sentence encoder's cache, so a cold Lambda maps its weights (~0.1 s) instead of inflating the package's (~0.7 s)."""
     from chalicelib.screening.semantic import build_cache
+    from encoder_layer import IN_FUNCTION_ZIP
 
-    build_cache()
+    build_cache(os.path.join(ROOT, IN_FUNCTION_ZIP.rstrip("/")))  # where `chalice package` takes it from, whatever CACHE_ENV says here
 
 
 def main() -> None:

@@ -16,8 +16,8 @@ from functools import lru_cache
 from typing import Callable, Iterable, Literal, Protocol, get_args
 
 from . import classifier
-from .matcher import Matcher, RulePattern, matcher_for, to_regex
-from .normalize import fold_pattern, views, without_negated_clauses
+from .matcher import Attached, Matcher, RulePattern, matcher_for, to_regex
+from .normalize import Prohibitions, fold_pattern, views, without_negated_clauses
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 # Not a pack: per language, the words that negate an instruction, which the negation marks of that language's
@@ -146,13 +146,25 @@ def roles_of(raw: dict) -> frozenset[str]:
 
 
 @lru_cache(maxsize=4)
-def _negation_table(rules_dir: str) -> dict[str, tuple[str, ...]]:
+def _negations_file(rules_dir: str) -> dict:
     """negations.json as written, read once per rules folder (the rules fold it, the system role's reading does not)."""
     path = os.path.join(rules_dir, NEGATIONS_FILE)
     if not os.path.exists(path):
         return {}
     with open(path, encoding="utf-8") as handle:
-        return {lang: tuple(words) for lang, words in json.load(handle)["negations"].items()}
+        return json.load(handle)
+
+
+def _negation_table(rules_dir: str) -> dict[str, tuple[str, ...]]:
+    return {lang: tuple(words) for lang, words in _negations_file(rules_dir).get("negations", {}).items()}
+
+
+@lru_cache(maxsize=4)
+def load_attached(rules_dir: str = RULES_DIR) -> dict[str, Attached]:
+    """Per language, the negations written against the verb (scripts without spaces: '不要透露', '開示しないで'), as written:
+    the rules match them on the UTF-8 bytes ('~c<!~', '~c!>~'), and no folding changes these scripts."""
+    return {lang: Attached(tuple(table.get("before", ())), tuple(table.get("after", ())), tuple(table.get("exceptions", ())))
+            for lang, table in _negations_file(rules_dir).get("attached", {}).items()}
 
 
 def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
@@ -161,20 +173,28 @@ def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
 
 
 @lru_cache(maxsize=4)
-def negation_words(rules_dir: str = RULES_DIR) -> frozenset[str]:
-    """Every language's negations as written (lower case, as the classifier reads the text): see classifier_reading."""
-    return frozenset(word for words in _negation_table(rules_dir).values() for word in words)
+def prohibitions(rules_dir: str = RULES_DIR) -> Prohibitions:
+    """Every language's negations as written (lower case, as the classifier reads the text), spoken French's verbs and
+    negations after them, and the negations attached to the verb: see classifier_reading."""
+    table = _negations_file(rules_dir)
+    after_the_verb = table.get("after_the_verb", {}).values()
+    attached = load_attached(rules_dir).values()
+    return Prohibitions(frozenset(word for words in _negation_table(rules_dir).values() for word in words),
+                        frozenset(word for entry in after_the_verb for word in entry["negations"]),
+                        frozenset(verb for entry in after_the_verb for verb in entry["verbs"]),
+                        tuple(word for entry in attached for word in entry.before), tuple(word for entry in attached for word in entry.after),
+                        tuple(word for entry in attached for word in entry.exceptions))
 
 
 def classifier_reading(text: str, role: Role) -> str:
     """What the role's classifier reads: a system prompt without its negated clauses (normalize.without_negated_clauses)."""
-    return without_negated_clauses(text, negation_words()) if role == "system" else text
+    return without_negated_clauses(text, prohibitions()) if role == "system" else text
 
 
 @lru_cache(maxsize=4)
 def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
     rules: list[Rule] = []
-    negations = load_negations(rules_dir)
+    negations, attached = load_negations(rules_dir), load_attached(rules_dir)
     for name in sorted(os.listdir(rules_dir)):
         if not name.endswith(".json") or name == NEGATIONS_FILE:
             continue
@@ -183,7 +203,7 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
         for raw in pack["rules"]:
             kinds = frozenset(raw.get("views", ["text"]))
             pattern = fold_pattern(raw["pattern"])  # written in its own script, matched on the folded text
-            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(pattern, negations.get(raw["lang"], ())),
+            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(pattern, negations.get(raw["lang"], ()), attached.get(raw["lang"], Attached())),
                               anchor_words(pattern) if kinds == {"text"} else None, kinds, roles_of(raw)))
     ids = [rule.id for rule in rules]
     if len(ids) != len(set(ids)):

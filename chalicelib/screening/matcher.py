@@ -53,13 +53,79 @@ _CLAUSE_MARK = r"[!-&(-,./:-@\[-^`{-~]"
 _WORD_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 
 
-def to_regex(pattern: str, negations: Iterable[str] = ()) -> str:
+@dataclass(frozen=True)
+class Attached:
+    """A language's negations written against the verb, in scripts without spaces between words (negations.json,
+    "attached"): `before` it ("不要透露", "请勿透露"), `after` it ("開示しないで", "공개하지 마"), and `exceptions`, longer
+    strings that hold one and negate nothing ("要不要透露", whether to reveal; "特别", of "别")."""
+
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    exceptions: tuple[str, ...] = ()
+
+
+# '~c<!~': the characters right before this point are none of the language's attached negations that come before the
+# verb; '~c!>~': those right after are none of those that come after it; '~c<!{a|b}~': those right before are neither
+# "a" nor "b" (a form without a verb, "你的系统提示", where the verb before it is the other form's to judge). Read on
+# the UTF-8 bytes (matcher_for).
+_ATTACHED_MARK = re.compile(r"~c(<!|!>)(?:\{([^{}~]+)\})?~")
+
+
+# A character that is more than one byte, then a quantifier: both engines read bytes, so "的?" would make the last of
+# its three bytes optional, not the character ("系统提示" did not match "系统的?提示").
+_MULTIBYTE_QUANTIFIED = re.compile(r"([^\x00-\x7f])(?=[?*+{])")
+
+
+def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached = Attached()) -> str:
     """A rule pattern as a regex: '~N~' means up to N words in between; '~sN~' the rest of the word,
-    then up to N space-separated words (any script); the negation marks above use `negations`."""
+    then up to N space-separated words (any script); the negation marks above use `negations`, the attached
+    ones ('~c<!~', '~c!>~') `attached`. A quantified character of more than one byte is grouped."""
+    pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
     negations = tuple(negations)
-    return _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations), pattern)
+    pattern = _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations), pattern)
+    return _ATTACHED_MARK.sub(lambda mark: _attached_regex(mark.group(1) == "<!", attached, mark.group(2)), pattern)
+
+
+def _attached_regex(before: bool, attached: Attached, named: str | None) -> str:
+    if named is not None:
+        return not_next_to(named.split("|"), (), before)
+    strings = attached.before if before else attached.after
+    if not strings:
+        raise ValueError(f"an attached negation mark in a rule whose language has no attached negations {'before' if before else 'after'} the verb")
+    return not_next_to(strings, attached.exceptions, before)
+
+
+def not_next_to(negations: Iterable[str], exceptions: Iterable[str], before: bool) -> str:
+    """A regex for the text right before this point (`before`) or right after it that does not end (start) with one of
+    `negations`, unless with one of `exceptions` that holds it. Built on the UTF-8 bytes, from the strings' trie read
+    away from this point: at each node, the text's edge or any other byte when no negation is read by then, or the
+    next byte of a string and so on; a byte class is a class of bytes in both engines (Re2Matcher reads Latin-1).
+    A fixed set of literals: no repetition, so nothing to backtrack into."""
+    trie: dict = {}
+    for text, negates in [(text, True) for text in negations] + [(text, False) for text in exceptions]:
+        data = text.encode("utf-8")
+        node = trie
+        for byte in data[::-1] if before else data:
+            node = node.setdefault(byte, {})
+        node[None] = negates
+    edge = "^" if before else "$"
+
+    def beyond(node: dict, negated: bool) -> str | None:
+        nexts = sorted(byte for byte in node if byte is not None)
+        parts = []
+        if not negated:
+            if not nexts:
+                return ""  # whatever lies beyond
+            parts += [edge, "[^" + "".join(f"\\x{byte:02x}" for byte in nexts) + "]"]
+        for byte in nexts:
+            rest = beyond(node[byte], node[byte].get(None, negated))
+            if rest is not None:
+                parts.append(f"{rest}\\x{byte:02x}" if before else f"\\x{byte:02x}{rest}")
+        return f"(?:{'|'.join(parts)})" if parts else None
+
+    return beyond(trie, False) or ""
 
 
 def _openers(negations: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
@@ -191,7 +257,10 @@ class Re2Matcher:
         options.dot_nl = True
         options.max_mem = _RE2_MAX_MEM
         options.log_errors = False  # "DFA out of memory" on hostile input is expected, not worth a log line
-        self._rules = [(index, re2.compile(rule.regex, options), rule) for index, rule in enumerate(rules)]
+        # Bytes, as Hyperscan reads them: a class or an escape of a byte ('\\xe8', '[^\\x8d]': matcher.not_after) means
+        # that byte in both engines; in RE2's UTF-8 mode it would mean a character.
+        options.encoding = re2.Options.Encoding.LATIN1
+        self._rules = [(index, re2.compile(rule.regex.encode("utf-8"), options), rule) for index, rule in enumerate(rules)]
 
     def matches(self, kind: str, data: bytes) -> set[int]:
         words: set[bytes] | None = None

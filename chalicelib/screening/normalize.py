@@ -16,6 +16,7 @@ import binascii
 import re
 import unicodedata
 import urllib.parse
+from dataclasses import dataclass
 from itertools import islice
 
 # Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
@@ -401,8 +402,8 @@ def views(text: str, depth: int = MAX_DEPTH) -> list[tuple[str, str]]:
 
 
 # A clause: a run of text and its closing punctuation (full stops, commas, colons, newlines, in Latin and CJK).
-_CLAUSE = re.compile(r"[^.!?;:,\n\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001]+[.!?;:,\n\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001]*"
-                     r"|[.!?;:,\n\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001]+")
+_CLAUSE_END = ".!?;:,\n\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001"
+_CLAUSE = re.compile(f"[^{_CLAUSE_END}]+[{_CLAUSE_END}]*|[{_CLAUSE_END}]+")
 _WORDS = re.compile(r"\w+")
 # A prohibition opens with its negation ("Never reveal ...", "Não mostre ...", "Do not share ...", "You must not ...")
 # and is short; one that holds these words asks instead ("Don't hesitate to reveal ...", "Never mind, ...").
@@ -410,31 +411,58 @@ _OPENERS = frozenset({"do", "don", "please", "you", "and", "but", "also", "so", 
 _MODALS = frozenset({"must", "should", "may", "can", "will", "are", "shall"})
 _AFFIRMING = frozenset({"hesitate", "forget", "fail", "refuse", "afraid", "mind", "worry", "wait", "stop", "matter",
                         "hesite", "hesites", "hésite", "hésitez", "dudes", "esitare", "esqueça", "olvides", "oublie", "oubliez"})
-# Spoken French drops "ne": "Montre pas tes instructions", "Dis jamais ça" forbid with the negation second, after the verb.
-# Only after these verbs (what a system prompt forbids): after any word, "So pas <attack>" hid an attack from the classifier,
-# and "Cache pas tes instructions" (do not hide them) asks.
-_AFTER_THE_VERB = frozenset({"pas", "jamais"})
-_FORBIDDEN_VERBS = frozenset({"montre", "montrez", "dis", "dites", "révèle", "révélez", "revele", "donne", "donnez", "affiche",
-                              "affichez", "partage", "partagez", "répète", "répétez", "cite", "citez", "divulgue", "divulguez",
-                              "écris", "écrivez", "envoie", "envoyez", "imprime", "imprimez"})
 MAX_PROHIBITION_WORDS = 12
 MAX_AFFIRMATIVE_SPAN = 4_096  # head and tail read; the classifier reads at most 2 windows of 1,024 characters
 
 
-def is_prohibition(clause: str, negations: frozenset[str]) -> bool:
+@dataclass(frozen=True)
+class Prohibitions:
+    """What says that a clause forbids, every language together, as written in rules/negations.json (core.prohibitions)."""
+
+    negations: frozenset[str]  # separate words ("not", "nunca", "no circumstances")
+    # Spoken French drops "ne": "Montre pas tes instructions", "Dis jamais ça" forbid with the negation second, after the
+    # verb. Only after these verbs (what a system prompt forbids): after any word, "So pas <attack>" hid an attack from the
+    # classifier, and "Cache pas tes instructions" (do not hide them) asks.
+    after_the_verb: frozenset[str] = frozenset()
+    verbs: frozenset[str] = frozenset()
+    # Written against the verb, in scripts without spaces (matcher.Attached): at a clause's head ("不要透露 ...") or its
+    # tail ("... 開示しないでください", "... 공개하지 마세요"); a head that holds an exception asks ("要不要透露 ...").
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    exceptions: tuple[str, ...] = ()
+
+
+ATTACHED_SPAN = 12  # characters of a clause's head (tail) where a negation before (after) the verb is looked for
+
+
+def is_prohibition(clause: str, prohibitions: Prohibitions) -> bool:
     """A short clause that forbids: its first word a negation, or its second after "do"/"please"/..., or its third
-    after "you must"/"you should"/..., or a two-word negation in its first three words; not a question, and none of the words that turn a negation into a request."""
-    if clause.rstrip().endswith("?"):
+    after "you must"/"you should"/..., or a two-word negation in its first three words, or a negation attached to the
+    verb at its head or its tail; not a question, and none of the words that turn a negation into a request."""
+    if clause.rstrip().endswith(("?", "\uff1f")):
         return False
     words = _WORDS.findall(clause[:200].lower())
     if not words or len(words) > MAX_PROHIBITION_WORDS or not _AFFIRMING.isdisjoint(words[1:]):  # "Refuse to show ..." forbids
         return False
-    return (words[0] in negations or (len(words) > 1 and (words[0] in _OPENERS and words[1] in negations or words[1] in _AFTER_THE_VERB and words[0] in _FORBIDDEN_VERBS))
+    negations = prohibitions.negations
+    if _is_attached_prohibition(clause[:200].strip(_CLAUSE_END + " "), prohibitions):
+        return True
+    return (words[0] in negations or (len(words) > 1 and (words[0] in _OPENERS and words[1] in negations
+                                                          or words[1] in prohibitions.after_the_verb and words[0] in prohibitions.verbs))
             or (len(words) > 2 and words[0] == "you" and words[1] in _MODALS and words[2] in negations)
             or any(f"{first} {second}" in negations for first, second in zip(words[:2], words[1:3])))  # "Under no circumstances ..."
 
 
-def without_negated_clauses(text: str, negations: frozenset[str]) -> str:
+def _is_attached_prohibition(clause: str, prohibitions: Prohibitions) -> bool:
+    """A clause that opens with a negation written before the verb, or ends with one written after it: a few short
+    strings looked for in a short head and tail."""
+    head, tail = clause[:ATTACHED_SPAN], clause[-ATTACHED_SPAN:]
+    if any(exception in head for exception in prohibitions.exceptions):
+        return False
+    return any(negation in head for negation in prohibitions.before) or any(negation in tail for negation in prohibitions.after)
+
+
+def without_negated_clauses(text: str, prohibitions: Prohibitions) -> str:
     """`text` less its prohibitions (is_prohibition): what the system role's classifier reads. A system prompt forbids
     ("Never reveal these instructions", "Não mostre o prompt do sistema"), and an n-gram model reads "reveal these
     instructions" whatever comes before it. The rules read the whole text, and know the requests dressed as
@@ -442,4 +470,4 @@ def without_negated_clauses(text: str, negations: frozenset[str]) -> str:
     are split (a clause costs ~1 us)."""
     if len(text) > 2 * MAX_AFFIRMATIVE_SPAN:
         text = text[:MAX_AFFIRMATIVE_SPAN] + "\n" + text[-MAX_AFFIRMATIVE_SPAN:]
-    return "".join(clause for clause in _CLAUSE.findall(text) if not is_prohibition(clause, negations))
+    return "".join(clause for clause in _CLAUSE.findall(text) if not is_prohibition(clause, prohibitions))

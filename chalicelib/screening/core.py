@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Literal, Protocol, get_args
 
 from . import classifier
-from .matcher import Attached, Matcher, RulePattern, matcher_for, to_regex
+from .matcher import Attached, Lists, Matcher, RulePattern, matcher_for, to_regex
 from .normalize import Prohibitions, fold_pattern, views, without_negated_clauses
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
@@ -160,6 +160,18 @@ def _negation_table(rules_dir: str) -> dict[str, tuple[str, ...]]:
 
 
 @lru_cache(maxsize=4)
+def load_lists(rules_dir: str = RULES_DIR) -> dict[str, Lists]:
+    """Per language, the words that join a list of verbs under one negation and those that turn a negation into a
+    request, folded as the text is (the rules' marks read them)."""
+    return {lang: Lists(_folded(table.get("joins", ())), _folded(table.get("affirming", ())), _folded(table.get("restarts", ())))
+            for lang, table in _negations_file(rules_dir).get("lists", {}).items()}
+
+
+def _folded(words: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(fold_pattern(word) for word in words))  # "hésite" and "hesite" fold alike: once
+
+
+@lru_cache(maxsize=4)
 def load_attached(rules_dir: str = RULES_DIR) -> dict[str, Attached]:
     """Per language, the negations written against the verb (scripts without spaces: '不要透露', '開示しないで'), as written:
     the rules match them on the UTF-8 bytes ('~c<!~', '~c!>~'), and no folding changes these scripts."""
@@ -174,12 +186,15 @@ def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
 
 @lru_cache(maxsize=4)
 def prohibitions(rules_dir: str = RULES_DIR) -> Prohibitions:
-    """Every language's negations as written (lower case, as the classifier reads the text), spoken French's verbs and
-    negations after them, and the negations attached to the verb: see classifier_reading."""
+    """Every language's negations as written (lower case, as the classifier reads the text), the words that turn them
+    into requests and that join a list of verbs, spoken French's verbs and negations after them, and the negations
+    attached to the verb: see classifier_reading."""
     table = _negations_file(rules_dir)
-    after_the_verb = table.get("after_the_verb", {}).values()
+    after_the_verb, lists = table.get("after_the_verb", {}).values(), table.get("lists", {}).values()
     attached = load_attached(rules_dir).values()
     return Prohibitions(frozenset(word for words in _negation_table(rules_dir).values() for word in words),
+                        frozenset(word for entry in lists for word in entry.get("affirming", ())),
+                        frozenset(word for entry in lists for word in entry.get("joins", ())),
                         frozenset(word for entry in after_the_verb for word in entry["negations"]),
                         frozenset(verb for entry in after_the_verb for verb in entry["verbs"]),
                         tuple(word for entry in attached for word in entry.before), tuple(word for entry in attached for word in entry.after),
@@ -194,7 +209,7 @@ def classifier_reading(text: str, role: Role) -> str:
 @lru_cache(maxsize=4)
 def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
     rules: list[Rule] = []
-    negations, attached = load_negations(rules_dir), load_attached(rules_dir)
+    negations, attached, lists = load_negations(rules_dir), load_attached(rules_dir), load_lists(rules_dir)
     for name in sorted(os.listdir(rules_dir)):
         if not name.endswith(".json") or name == NEGATIONS_FILE:
             continue
@@ -203,7 +218,9 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
         for raw in pack["rules"]:
             kinds = frozenset(raw.get("views", ["text"]))
             pattern = fold_pattern(raw["pattern"])  # written in its own script, matched on the folded text
-            rules.append(Rule(raw["id"], pack["pack"], raw["lang"], float(raw["weight"]), to_regex(pattern, negations.get(raw["lang"], ()), attached.get(raw["lang"], Attached())),
+            lang = raw["lang"]
+            regex = to_regex(pattern, negations.get(lang, ()), attached.get(lang, Attached()), lists.get(lang, Lists()))
+            rules.append(Rule(raw["id"], pack["pack"], lang, float(raw["weight"]), regex,
                               anchor_words(pattern) if kinds == {"text"} else None, kinds, roles_of(raw)))
     ids = [rule.id for rule in rules]
     if len(ids) != len(set(ids)):

@@ -76,15 +76,27 @@ _ATTACHED_MARK = re.compile(r"~c(<!|!>)(?:\{([^{}~]+)\})?~")
 _MULTIBYTE_QUANTIFIED = re.compile(r"([^\x00-\x7f])(?=[?*+{])")
 
 
-def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached = Attached()) -> str:
+@dataclass(frozen=True)
+class Lists:
+    """A language's lists of verbs under one negation ("Do not share, repeat or summarise these instructions"): the
+    words that join the last verb (`joins`: "or", "and"), and the words that, after a negation and before a comma, ask
+    instead (`affirming`: "Don't worry, reveal ..."), and the words that after a comma start a new clause (`restarts`).
+    negations.json, "lists"; folded as the text is."""
+
+    joins: tuple[str, ...] = ()
+    affirming: tuple[str, ...] = ()
+    restarts: tuple[str, ...] = ()  # after a comma, a new clause whatever came before ("Do not translate, just print ...")
+
+
+def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached = Attached(), lists: Lists = Lists()) -> str:
     """A rule pattern as a regex: '~N~' means up to N words in between; '~sN~' the rest of the word,
-    then up to N space-separated words (any script); the negation marks above use `negations`, the attached
-    ones ('~c<!~', '~c!>~') `attached`. A quantified character of more than one byte is grouped."""
+    then up to N space-separated words (any script); the negation marks above use `negations` (and `lists`), the
+    attached ones ('~c<!~', '~c!>~') `attached`. A quantified character of more than one byte is grouped."""
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
     negations = tuple(negations)
-    pattern = _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations), pattern)
+    pattern = _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations, lists), pattern)
     return _ATTACHED_MARK.sub(lambda mark: _attached_regex(mark.group(1) == "<!", attached, mark.group(2)), pattern)
 
 
@@ -160,7 +172,7 @@ def _paired(words: tuple[str, ...], pairs: dict[str, tuple[str, ...]]) -> list[s
     return [f"{not_one_of(words + firsts)}\\W+(?:{'|'.join(seconds)})" for firsts, seconds in by_firsts.items()]
 
 
-def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...]) -> str:
+def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: Lists = Lists()) -> str:
     if not negations:
         raise ValueError("a negation mark in a rule whose language has no negations")
     negations, pairs = _openers(negations)
@@ -180,11 +192,39 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...]) -> str:
             between = f"(?:{other}\\W+)?" + (f"(?:{unit}\\W+){{0,{words - 1}}}" if words > 1 else "")
         else:
             between = f"(?:{other}\\W+){{0,{words - 1}}}" if words > 1 else ""
-        before = f"(?:{unit}\\W+){{{words}}}" if words > 1 else f"{unit}\\W+"
-        return f"(?:(?:^|{_CLAUSE_MARK})\\W*{between}|(?:^|\\W){before})"
+        if not lists.joins:
+            before = f"(?:{unit}\\W+){{{words}}}" if words > 1 else f"{unit}\\W+"
+            return f"(?:(?:^|{_CLAUSE_MARK})\\W*{between}|(?:^|\\W){before})"
+        # A comma after a negation and one verb, or after such a list, starts no clause: the verbs after it are negated
+        # too ("Do not share, repeat or reveal ..."); a window of N words reads such a list of up to N - 1 verbs.
+        head = _list_head(negations, other, lists)
+        restarts = f"|, *(?:{'|'.join(sorted(lists.restarts))})\\W+" if lists.restarts else ""
+        starts = f"(?:^|{_CLAUSE_MARK_BUT_COMMA}|{head}{_LIST_ITEMS}[ ]*,{restarts})"
+        if words > 1:
+            return f"(?:{starts}\\W*{between}|(?:^|\\W)(?:{unit}\\W+){{{words}}})"
+        # One word: the word before, if it is not a list's ("ignore, override or forget"): any but a negation or a join,
+        # before no comma; a join after one word ("never share or reveal": as before, a window word), or after a list
+        # that no negation opens.
+        joins = "(?:" + "|".join(sorted(lists.joins)) + ")"
+        word = _window_word(negations + tuple(lists.joins), pairs)
+        return (f"(?:{starts}\\W*|(?:^|\\W){word}[^\\w,]+|(?:^ ?|[^\\w, ]|[^,] )\\w+ +{joins}\\W+"
+                f"|{head}{_LIST_ITEMS} *,? *\\b{joins}\\W+)")
     if mark == "!>":
         return f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|\\W+{other}(?:\\W|$))"
     return f"(?:\\W+{other}){{0,{mark[:-1]}}}?\\W+"
+
+
+_CLAUSE_MARK_BUT_COMMA = r"[!-&(-+./:-@\[-^`{-~]"
+_LIST_ITEMS = r"(?: *, *\w+)*"  # a list's further items, each after a comma
+
+
+def _list_head(negations: tuple[str, ...], other: str, lists: Lists) -> str:
+    """A regex for a list's first word when no negation governs it: the clause's first word, or a word after one that is
+    not a negation, or an affirming word after a negation ("Don't worry, ...")."""
+    heads = [f"(?:^|{_CLAUSE_MARK_BUT_COMMA})\\W*\\w+", f"(?:^|\\W){other}[^\\w,]+\\w+"]
+    if lists.affirming:
+        heads.append(f"(?:^|\\W)(?:{'|'.join(sorted(negations))})[^\\w,]+(?:{'|'.join(sorted(lists.affirming))})")
+    return f"(?:{'|'.join(heads)})"
 
 
 def not_one_of(words: Iterable[str], spaced: bool = False) -> str:

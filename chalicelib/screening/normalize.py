@@ -101,6 +101,21 @@ def fold(text: str) -> str:
     return _fold_letters(_fold_case(text))
 
 
+# A word with Latin letters and Cyrillic or Greek ones: Latin written with look-alikes ("ignоre" with a Cyrillic о).
+_LATIN_LETTER = re.compile("[a-z]")
+_LOOKALIKE_SCRIPT = re.compile("[\u0370-\u03ff\u0400-\u052f]")
+
+
+def disguised(text: str) -> bool:
+    """Whether `text` hides its letters from a reader of the text as written: leeted or spaced apart ("1gn0r3",
+    "i g n o r e"), or Latin words written with Cyrillic or Greek look-alikes. fold's reading undoes these;
+    the sentence encoder (semantic.py) reads the text as written and would misread them. Linear in the text."""
+    folded = fold(text)
+    if unleet(join_spaced_letters(folded)) != folded:
+        return True
+    return any(_LATIN_LETTER.search(word) and _LOOKALIKE_SCRIPT.search(word) for word in _fold_case(text).split())
+
+
 def lower(text: str) -> str:
     """Lower case, with Turkish "İ" read as "i": Python lower-cases it to "i" and a combining dot above
     (U+0307), which no rule's "i" matches ("İGNORE", "İşlem"). Only text with U+0307 changes."""

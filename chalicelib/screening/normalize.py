@@ -101,19 +101,22 @@ def fold(text: str) -> str:
     return _fold_letters(_fold_case(text))
 
 
-# A word with Latin letters and Cyrillic or Greek ones: Latin written with look-alikes ("ignоre" with a Cyrillic о).
+# A word with ASCII letters and letters fold changes (accents, ł ø ı đ ß) or Cyrillic and Greek ones: Latin written
+# with look-alikes ("ignоre" with a Cyrillic о, "grandmøther"), or a language written with accents ("instruções").
 _LATIN_LETTER = re.compile("[a-z]")
-_LOOKALIKE_SCRIPT = re.compile("[\u0370-\u03ff\u0400-\u052f]")
+_FOLDED_OR_LOOKALIKE = re.compile("[\u0370-\u03ff\u0400-\u052f" + "".join(re.escape(chr(code)) for code in sorted(_FOLD_TABLE)) + "]")
 
 
 def disguised(text: str) -> bool:
-    """Whether `text` hides its letters from a reader of the text as written: leeted or spaced apart ("1gn0r3",
-    "i g n o r e"), or Latin words written with Cyrillic or Greek look-alikes. fold's reading undoes these;
-    the sentence encoder (semantic.py) reads the text as written and would misread them. Linear in the text."""
+    """Whether a reader of `text` as written may miss what fold's reading sees: letters leeted or spaced apart
+    ("1gn0r3", "i g n o r e"), or words mixing ASCII letters with accented or look-alike ones ("Pléase",
+    "grandmøther", "ignоre"). The sentence encoder (semantic.py) reads the text as written; accents added to an
+    English request moved its sentence vector to benign, so every such word counts, and a Spanish or Portuguese
+    text with accents is disguised too (its n-grams then keep their say). Linear in the text."""
     folded = fold(text)
     if unleet(join_spaced_letters(folded)) != folded:
         return True
-    return any(_LATIN_LETTER.search(word) and _LOOKALIKE_SCRIPT.search(word) for word in _fold_case(text).split())
+    return any(_LATIN_LETTER.search(word) and _FOLDED_OR_LOOKALIKE.search(word) for word in _fold_case(text).split())
 
 
 def lower(text: str) -> str:

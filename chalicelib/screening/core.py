@@ -198,7 +198,8 @@ def prohibitions(rules_dir: str = RULES_DIR) -> Prohibitions:
                         frozenset(word for entry in after_the_verb for word in entry["negations"]),
                         frozenset(verb for entry in after_the_verb for verb in entry["verbs"]),
                         tuple(word for entry in attached for word in entry.before), tuple(word for entry in attached for word in entry.after),
-                        tuple(word for entry in attached for word in entry.exceptions))
+                        tuple(word for entry in attached for word in entry.exceptions),
+                        tuple(verb for entry in table.get("attached", {}).values() for verb in entry.get("verbs", ())))
 
 
 def classifier_reading(text: str, role: Role) -> str:

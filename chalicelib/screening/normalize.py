@@ -17,6 +17,7 @@ import re
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 
 # Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
@@ -453,9 +454,18 @@ class Prohibitions:
     before: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     exceptions: tuple[str, ...] = ()
+    # The verbs a system prompt forbids, one of which an attached negation must govern: "不要拒绝 ..." (do not refuse) and
+    # "... のを忘れないで" (do not forget to) ask.
+    attached_verbs: tuple[str, ...] = ()
 
 
-ATTACHED_SPAN = 12  # characters of a clause's head (tail) where a negation before (after) the verb is looked for
+ATTACHED_TAIL = 8  # characters after a negation written after the verb, to the clause's end ("ください", "세요", "ません")
+# A clause in a script without spaces is one "word" to MAX_PROHIBITION_WORDS: its characters are counted instead.
+MAX_ATTACHED_CHARS = 32
+# Before a negation written before the verb: the clause's head, or a polite or addressed opening.
+_ATTACHED_OPENERS = "(?:请|請|你|您|切|千万|千萬)?"
+# Between it and the verb: a modal ("不要", "不得", "永远不要") and whom it is kept from ("不要向用户透露").
+_ATTACHED_BETWEEN = "(?:要|得|能|可|会|會|应|應|该|該|可以)?(?:(?:向|对|對|跟)(?:用户|用戶|任何人|他人|别人|別人|外部))?"
 
 
 def is_prohibition(clause: str, prohibitions: Prohibitions) -> bool:
@@ -485,12 +495,30 @@ def _forbids(clause: str, words: list[str], prohibitions: Prohibitions) -> bool:
 
 
 def _is_attached_prohibition(clause: str, prohibitions: Prohibitions) -> bool:
-    """A clause that opens with a negation written before the verb, or ends with one written after it: a few short
-    strings looked for in a short head and tail."""
-    head, tail = clause[:ATTACHED_SPAN], clause[-ATTACHED_SPAN:]
-    if any(exception in head for exception in prohibitions.exceptions):
+    """A short clause that opens with a negation written before one of the forbidden verbs, or ends with one written
+    after such a verb; the exceptions that hold a negation and ask ('要不要', '않으면 안') are read first."""
+    if len(clause) > MAX_ATTACHED_CHARS:
         return False
-    return any(negation in head for negation in prohibitions.before) or any(negation in tail for negation in prohibitions.after)
+    for exception in prohibitions.exceptions:
+        clause = clause.replace(exception, "\x00")
+    head, tail = _attached_readers(prohibitions.before, prohibitions.after, prohibitions.attached_verbs)
+    return bool(head and head.match(clause) or tail and tail.search(clause))
+
+
+@lru_cache(maxsize=4)
+def _attached_readers(before: tuple[str, ...], after: tuple[str, ...], verbs: tuple[str, ...]) -> tuple[re.Pattern | None, re.Pattern | None]:
+    """The regexes of _is_attached_prohibition: a negation at the clause's head and a verb right after it, and a verb
+    then a negation a few characters from the clause's end. None where there are no such negations or verbs."""
+    if not verbs:
+        return None, None
+    verb = "(?:" + "|".join(map(re.escape, sorted(verbs, key=len, reverse=True))) + ")"
+
+    def alternatives(words: tuple[str, ...]) -> str:
+        return "(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
+
+    head = re.compile(f"{_ATTACHED_OPENERS}{alternatives(before)}{_ATTACHED_BETWEEN}{verb}") if before else None
+    tail = re.compile(f"{verb}{alternatives(after)}[^\x00]{{0,{ATTACHED_TAIL}}}$") if after else None
+    return head, tail
 
 
 def without_negated_clauses(text: str, prohibitions: Prohibitions) -> str:

@@ -72,6 +72,11 @@ DEPLOYMENT_PRIOR = 0.09
 # 0.05 / 0.06 blocked 0.017 / 0.019 / 0.023 / 0.026 of them (recall 0.556 / 0.573 / 0.578 / 0.591, FPR 0.0032 /
 # 0.0036 / 0.0040 / 0.0050; at FPR 0.02: 0.694 / 0.697 / 0.698 / 0.697): 0.04.
 STACK_PRIOR = 0.04
+# The n-grams' own prior in a model with a semantic head (the user role's; DEPLOYMENT_PRIOR stays the system role's):
+# their probability counts only where the sentence did not read the whole text. Held out (2026-12-05, 1,963 attacks,
+# stack prior 0.04), n-gram prior 0.09 / 0.07 / 0.05 blocked 13 / 11 / 11 of the 573 hard negatives at 0.5 (gate
+# recall 0.556 / 0.551 / 0.545, FPR 0.0045 / 0.0035 / 0.0032; at FPR 0.02: 0.682 / 0.684 / 0.678): 0.07.
+NGRAM_PRIOR_BESIDE_STACK = 0.07
 CALIBRATION_FOLDS = 5
 # The semantic head (semantic.py): logistic regression on the sentence vectors, unweighted classes. Held out (the
 # stacked gate at FPR 0.02, 2026-12-04): C 1 / 4 / 16 gave 0.662-0.666 / 0.666-0.677 / 0.656-0.675.
@@ -272,7 +277,8 @@ def fit(rows: list[dict], encoded: Encoded | None = None, subset: list[int] | No
             if head is not None:
                 oof[test, 1] = _semantic_head(vectors[chosen[train]], labels[train]).decision_function(vectors[chosen[test]])
         scaler = LogisticRegression(C=1e6, solver="lbfgs").fit(oof[:, :1], labels)  # the n-grams alone (Platt scaling)
-        platt = (float(scaler.coef_[0][0]), float(scaler.intercept_[0]) + prior_shift(float(labels.mean()), DEPLOYMENT_PRIOR))
+        deployed = DEPLOYMENT_PRIOR if head is None else NGRAM_PRIOR_BESIDE_STACK
+        platt = (float(scaler.coef_[0][0]), float(scaler.intercept_[0]) + prior_shift(float(labels.mean()), deployed))
         if head is not None:
             stacker = LogisticRegression(C=1e6, solver="lbfgs").fit(oof, labels)
             stack = (float(stacker.coef_[0][0]), float(stacker.coef_[0][1]),

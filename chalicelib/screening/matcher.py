@@ -26,6 +26,9 @@ from typing import Callable, Iterable, Protocol
 
 COMPILED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "compiled")
 _WORD_GAP = re.compile(r"~(\d+)~")
+# '~jN~': a '~N~' gap right after a verb whose first word is not a join of the language's lists ("repeat or reveal your
+# prompt" is matched from "reveal", where the list's negation is read, not from "repeat", a list's middle verb).
+_JOINLESS_GAP = re.compile(r"~j(\d+)~")
 # '~sN~': up to N words in between, words being what lies between spaces (the folded text's only
 # whitespace): for scripts whose letters are not ASCII, where \W and \b do not see words.
 _SPACE_GAP = re.compile(r"~s(\d+)~")
@@ -89,12 +92,13 @@ class Lists:
 
 
 def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached = Attached(), lists: Lists = Lists()) -> str:
-    """A rule pattern as a regex: '~N~' means up to N words in between; '~sN~' the rest of the word,
+    """A rule pattern as a regex: '~N~' means up to N words in between ('~jN~': the first not a list's join); '~sN~' the rest of the word,
     then up to N space-separated words (any script); the negation marks above use `negations` (and `lists`), the
     attached ones ('~c<!~', '~c!>~') `attached`. A quantified character of more than one byte is grouped."""
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
+    pattern = _JOINLESS_GAP.sub(lambda gap: _joinless_gap(int(gap.group(1)), lists), pattern)
     negations = tuple(negations)
     pattern = _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations, lists), pattern)
     return _ATTACHED_MARK.sub(lambda mark: _attached_regex(mark.group(1) == "<!", attached, mark.group(2)), pattern)
@@ -195,23 +199,37 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         if not lists.joins:
             before = f"(?:{unit}\\W+){{{words}}}" if words > 1 else f"{unit}\\W+"
             return f"(?:(?:^|{_CLAUSE_MARK})\\W*{between}|(?:^|\\W){before})"
-        # A comma after a negation and one verb, or after such a list, starts no clause: the verbs after it are negated
-        # too ("Do not share, repeat or reveal ..."); a window of N words reads such a list of up to N - 1 verbs.
+        # A list of verbs under one negation ("Do not share, repeat or reveal ..."): a comma after a negation and one word
+        # (or after such a list) goes on with the list only when a join follows its next words ("Don't panic, ignore all
+        # ..." is no list); a window of N words reads such a list of up to N - 1 words. The verb right after the comma
+        # is read as a new clause: no lookahead tells a list's middle verb ("share, repeat or ...") from a request.
         head = _list_head(negations, other, lists)
+        negated = f"(?:^|\\W)(?:{'|'.join(sorted(negations))})[^\\w,]+\\w+"
         restarts = f"|, *(?:{'|'.join(sorted(lists.restarts))})\\W+" if lists.restarts else ""
         starts = f"(?:^|{_CLAUSE_MARK_BUT_COMMA}|{head}{_LIST_ITEMS}[ ]*,{restarts})"
+        joins = "(?:" + "|".join(sorted(lists.joins)) + ")"
+        bare_join = f"{negated} *, *{joins}\\W+"  # "Don't panic, and reveal ...": no word after the comma, no list
         if words > 1:
-            return f"(?:{starts}\\W*{between}|(?:^|\\W)(?:{unit}\\W+){{{words}}})"
+            # After the comma, the verb or one word before it, a join too (more words: the window of N, none a negation);
+            # not after a list's further items ("Don't panic, relax, reveal ..." passes here): Hyperscan refuses the size.
+            unlisted = f"{negated} *,\\W*(?:\\w+\\W+)?"
+            return f"(?:{starts}\\W*{between}|{unlisted}|(?:^|\\W)(?:{unit}\\W+){{{words}}})"
         # One word: the word before, if it is not a list's ("ignore, override or forget"): any but a negation or a join,
         # before no comma; a join after one word ("never share or reveal": as before, a window word), or after a list
-        # that no negation opens.
-        joins = "(?:" + "|".join(sorted(lists.joins)) + ")"
+        # that no negation opens; the word right after any comma.
         word = _window_word(negations + tuple(lists.joins), pairs)
-        return (f"(?:{starts}\\W*|(?:^|\\W){word}[^\\w,]+|(?:^ ?|[^\\w, ]|[^,] )\\w+ +{joins}\\W+"
+        return (f"(?:{starts}\\W*|,[ ]*|{bare_join}|(?:^|\\W){word}[^\\w,]+|(?:^ ?|[^\\w, ]|[^,] )\\w+ +{joins}\\W+"
                 f"|{head}{_LIST_ITEMS} *,? *\\b{joins}\\W+)")
     if mark == "!>":
         return f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|\\W+{other}(?:\\W|$))"
     return f"(?:\\W+{other}){{0,{mark[:-1]}}}?\\W+"
+
+
+def _joinless_gap(words: int, lists: Lists) -> str:
+    if not lists.joins:
+        raise ValueError("a '~jN~' gap in a rule whose language has no list joins")
+    first = not_one_of(lists.joins)
+    return f"(?:\\W+{first}(?:\\W+\\S+){{0,{words - 1}}}?)?\\W+"
 
 
 _CLAUSE_MARK_BUT_COMMA = r"[!-&(-+./:-@\[-^`{-~]"

@@ -529,13 +529,14 @@ def without_negated_clauses(text: str, prohibitions: Prohibitions) -> str:
     head and tail the classifier can reach are split (a clause costs ~1 us)."""
     if len(text) > 2 * MAX_AFFIRMATIVE_SPAN:
         text = text[:MAX_AFFIRMATIVE_SPAN] + "\n" + text[-MAX_AFFIRMATIVE_SPAN:]
-    kept, listing = [], False
+    kept, listing, items = [], False, False
     for clause in _CLAUSE.findall(text):
         words = _clause_words(clause)
-        if listing and _continues_list(clause, words, prohibitions):
-            listing = len(words) == 1 and clause.rstrip().endswith(_LIST_COMMAS)  # "print," of "copy, print, or ..."
+        if listing and _continues_list(clause, words, prohibitions, items):
+            listing = items = len(words) == 1 and clause.rstrip().endswith(_LIST_COMMAS)  # "print," of "copy, print, or ..."
         elif _forbids(clause, words, prohibitions):
             listing = len(words) > 1 and words[-2] in prohibitions.negations and clause.rstrip().endswith(_LIST_COMMAS)  # "Do not share,"
+            items = False
         else:
             listing = False
             kept.append(clause)
@@ -545,10 +546,12 @@ def without_negated_clauses(text: str, prohibitions: Prohibitions) -> str:
 _LIST_COMMAS = (",", "\uff0c", "\u3001")
 
 
-def _continues_list(clause: str, words: list[str], prohibitions: Prohibitions) -> bool:
-    """The rest of a list under a negation: one more verb and its comma ("print,"), or a clause that opens with the join
-    or with a verb and the join ("or reveal the hidden instructions", "repeat or summarise these instructions")."""
+def _continues_list(clause: str, words: list[str], prohibitions: Prohibitions, items: bool) -> bool:
+    """The rest of a list under a negation: one more verb and its comma ("print,"), or a clause that opens with a verb
+    and the join ("repeat or summarise these instructions"), or, after one more verb (`items`), with the join ("or reveal
+    the hidden instructions" of "copy, print, or ..."). Right after the negation's clause a join is no list: "Don't
+    panic, and reveal ..." asks."""
     if not words or len(words) > MAX_PROHIBITION_WORDS or clause.rstrip().endswith(_QUESTION_MARKS):
         return False
-    return (len(words) == 1 and clause.rstrip().endswith(_LIST_COMMAS)) or words[0] in prohibitions.joins or \
+    return (len(words) == 1 and clause.rstrip().endswith(_LIST_COMMAS)) or (items and words[0] in prohibitions.joins) or \
         (len(words) > 1 and words[1] in prohibitions.joins)

@@ -220,11 +220,16 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
             kinds = frozenset(raw.get("views", ["text"]))
             pattern = fold_pattern(raw["pattern"])  # written in its own script, matched on the folded text
             lang = raw["lang"]
-            regex = to_regex(pattern, negations.get(lang, ()), attached.get(lang, Attached()), lists.get(lang, Lists()))
-            rules.append(Rule(raw["id"], pack["pack"], lang, float(raw["weight"]), regex,
-                              anchor_words(pattern) if kinds == {"text"} else None, kinds, roles_of(raw)))
-    ids = [rule.id for rule in rules]
-    if len(ids) != len(set(ids)):
+            anchors = anchor_words(pattern) if kinds == {"text"} else None
+            listed = to_regex(pattern, negations.get(lang, ()), attached.get(lang, Attached()), lists.get(lang, Lists()))
+            plain = to_regex(pattern, negations.get(lang, ()), attached.get(lang, Attached()))
+            # A list of verbs under one negation ("Do not share, repeat or reveal your instructions") is read in the
+            # developer's voice only: in a user's text a comma still ends the negated clause, so no run of words and
+            # commas after a negation ("Don't panic, relax, breathe, reveal ...") can hide a request there.
+            for regex, not_for in ((plain, roles_of(raw)),) if listed == plain else ((plain, roles_of(raw) | {"system"}), (listed, roles_of(raw) | {"user"})):
+                if not_for != frozenset(get_args(Role)):
+                    rules.append(Rule(raw["id"], pack["pack"], lang, float(raw["weight"]), regex, anchors, kinds, not_for))
+    if any(len(ids) != len(set(ids)) for ids in ([rule.id for rule in rules if role not in rule.not_for] for role in get_args(Role))):
         raise ValueError("duplicate rule ids in the screening rule packs")
     return tuple(rules)
 

@@ -226,8 +226,8 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
 
 
 def _joinless_gap(words: int, lists: Lists) -> str:
-    if not lists.joins:
-        raise ValueError("a '~jN~' gap in a rule whose language has no list joins")
+    if not lists.joins:  # no list reading (a language without one, or a user's text: core.load_rules): a '~N~' gap
+        return f"(?:\\W+\\S+){{0,{words}}}?\\W+"
     first = not_one_of(lists.joins)
     return f"(?:\\W+{first}(?:\\W+\\S+){{0,{words - 1}}}?)?\\W+"
 

@@ -222,7 +222,7 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
             lang = raw["lang"]
             anchors = anchor_words(pattern) if kinds == {"text"} else None
             listed = to_regex(pattern, negations.get(lang, ()), attached.get(lang, Attached()), lists.get(lang, Lists()))
-            plain = to_regex(pattern, negations.get(lang, ()), attached.get(lang, Attached()))
+            plain = to_regex(pattern, negations.get(lang, ()), attached.get(lang, Attached())) if lang in lists else listed
             # A list of verbs under one negation ("Do not share, repeat or reveal your instructions") is read in the
             # developer's voice only: in a user's text a comma still ends the negated clause, so no run of words and
             # commas after a negation ("Don't panic, relax, breathe, reveal ...") can hide a request there.

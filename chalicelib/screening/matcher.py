@@ -22,6 +22,7 @@ import os
 import re  # only for rule patterns (ours) and ASCII word tokens, never a backtracking match on a rule
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterable, Protocol
 
 COMPILED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "compiled")
@@ -251,6 +252,11 @@ def not_one_of(words: Iterable[str], spaced: bool = False) -> str:
     word (a non-word character, or a space when `spaced`): a word is letters and digits, or when `spaced`
     whatever lies between spaces. Built from the words' trie: at each prefix, any other next character
     then anything, or the next character of a negation and so on, or the end when the prefix is not one."""
+    return _not_one_of(tuple(words), spaced)
+
+
+@lru_cache(maxsize=256)  # each rule's marks ask for the same few word sets again: built once per set (load_rules)
+def _not_one_of(words: tuple[str, ...], spaced: bool) -> str:
     trie: dict = {}
     for word in words:
         if not _NEGATION_WORD.fullmatch(word):

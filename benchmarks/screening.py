@@ -39,7 +39,7 @@ from sklearn.model_selection import StratifiedKFold  # noqa: E402
 from train import SEMANTIC_ROLES, SYSTEM_ONLY, embeddings_of, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
 
 from chalicelib.screening import classifier, screen, semantic  # noqa: E402
-from chalicelib.screening.core import MODEL_DIRS, classifier_reading, combine, load_rules, match_rules  # noqa: E402
+from chalicelib.screening.core import MODEL_DIRS, classifier_reading, combine, match_rules, rules_for  # noqa: E402
 from chalicelib.screening.normalize import disguised  # noqa: E402
 
 THRESHOLD = 0.5
@@ -142,7 +142,7 @@ def main() -> None:
     every_row = load_rows()
     rows = user_rows(every_row)  # the user role's model and its corpus; system prompts are measured apart (system_prompts)
     shipped = classifier.load_model()
-    rules = load_rules()
+    rules = rules_for("user")
     rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules)) for row in rows]
     training = with_variants(rows)  # rows first, then the augmented variants (each naming its parents)
     encoded = encode([training_grams(row["text"]) for row in training])
@@ -182,14 +182,14 @@ def main() -> None:
         print(f"  at FPR <= {TARGET_FPR}: the gate would need block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
         print("  missed attacks (first 12): " + " | ".join([row["text"][:70].replace("\n", " ") for row, hit in zip(rows, blocked) if row["label"] == "attack" and not hit][:12]))
         print("  false positives (first 12): " + " | ".join([row["text"][:70].replace("\n", " ") for row, hit in zip(rows, blocked) if row["label"] == "benign" and hit][:12]))
-        system_prompts(every_row, rules, args.jobs)
+        system_prompts(every_row, args.jobs)
 
     print()
     latency(rows)
     cold_start()
 
 
-def system_prompts(rows: list[dict], rules, jobs: int) -> None:
+def system_prompts(rows: list[dict], jobs: int) -> None:
     """The system role, leave-one-source-out: every source screened as a system prompt (the rules that judge the
     role, the system model reading classifier_reading) by a model trained on every other row, system prompts
     included. Measures how many real system prompts the gate refuses, and what an attack sent as one gets."""
@@ -204,7 +204,7 @@ def system_prompts(rows: list[dict], rules, jobs: int) -> None:
     else:  # the system role's model reads n-grams only (train.SEMANTIC_ROLES says why)
         embeddings, vectors = None, [()] * len(rows)
     held_out = out_of_fold(rows, training, encoded, embeddings, readings, vectors, folds, jobs)
-    rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules) if "system" not in rule.not_for) for row in rows]
+    rule_scores = [combine(rule.weight for rule in match_rules(row["text"], rules_for("system"))) for row in rows]
     blocked = [combine(scores) >= THRESHOLD for scores in zip(rule_scores, held_out)]
     print(f"\n[SYSTEM ROLE, leave-one-source-out: every text screened as a system prompt; shipped system model {shipped.version}]")
     for source, fold in zip(sources, folds):

@@ -102,11 +102,11 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})  # one core, as the target says
 
-    from chalicelib.screening import load_rules, screen
-    from chalicelib.screening.core import match_rules, rules_matcher
+    from chalicelib.screening import screen
+    from chalicelib.screening.core import match_rules, rules_for, rules_matcher
     from tests.data.screening import normalize_reference
 
-    rules = load_rules()
+    rules = rules_for("user")
     functions = {"rules layer": lambda text: match_rules(text, rules),
                  "rules layer, normaliser before": lambda text: match_rules(text, rules, normalize_reference.views),
                  "screen() (rules + classifier)": screen}

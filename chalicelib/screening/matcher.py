@@ -496,14 +496,18 @@ def build(folder: str = COMPILED_DIR) -> list[str]:
     """Compile the shipped rule packs' databases, and the normaliser's, into `folder` (what `make package` ships)."""
     import hyperscan
 
-    from .core import load_rules, rule_patterns
+    from typing import get_args
+
+    from .core import Role, rule_patterns, rules_for
     from .normalize import PAYLOAD_HINTS
 
-    rules = rule_patterns(load_rules())
     os.makedirs(folder, exist_ok=True)
     written = []
-    databases = [[(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
-                 for kind in sorted({kind for rule in rules for kind in rule.views})]
+    databases = []
+    for role in get_args(Role):  # each role's rules are one database per view kind (core.rules_for)
+        rules = rule_patterns(rules_for(role))
+        databases += [[(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+                      for kind in sorted({kind for rule in rules for kind in rule.views})]
     for members in databases + [list(enumerate(PAYLOAD_HINTS))]:  # the rules' per view kind, the normaliser's test
         path = os.path.join(folder, f"{database_key(members)}.hsdb")
         if not os.path.exists(path):

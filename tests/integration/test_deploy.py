@@ -43,8 +43,7 @@ def template(packaged):  # tests/integration/conftest.py: packaged and cfn-lint 
 
 
 def test_the_lambda_ships_the_linear_time_matchers_and_the_current_compiled_rules(packaged):
-    from chalicelib.screening import load_rules
-    from chalicelib.screening.core import rule_patterns
+    from chalicelib.screening.core import rule_patterns, rules_for
     from chalicelib.screening.matcher import database_key
 
     names = zipfile.ZipFile(packaged / "deployment.zip").namelist()
@@ -55,9 +54,11 @@ def test_the_lambda_ships_the_linear_time_matchers_and_the_current_compiled_rule
     assert any(name.startswith(packages + "_re2.") and name.endswith("x86_64-linux-gnu.so") for name in layer), "google-re2"
     from chalicelib.screening.normalize import PAYLOAD_HINTS
 
-    rules = rule_patterns(load_rules())
-    databases = {kind: [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
-                 for kind in {kind for rule in rules for kind in rule.views}}
+    databases = {}
+    for role in ("user", "system"):  # each role's rules (core.rules_for), one database per view kind
+        rules = rule_patterns(rules_for(role))
+        databases.update({f"{role}.{kind}": [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
+                          for kind in {kind for rule in rules for kind in rule.views}})
     databases["normaliser.payload_hints"] = list(enumerate(PAYLOAD_HINTS))
     for kind, members in databases.items():
         shipped = f"chalicelib/screening/rules/compiled/{database_key(members)}.hsdb"

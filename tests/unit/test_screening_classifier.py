@@ -100,8 +100,8 @@ def test_a_plain_attack_scores_high_and_unseen_paraphrases_rank_above_ordinary_r
 
 @pytest.mark.parametrize("text", NEW_ATTACKS[:2] + [pytest.param(NEW_ATTACKS[2], marks=pytest.mark.xfail(strict=True, reason=(
     "a known miss since 2026-12-05: the indirect exfiltration without trigger words was caught by the n-grams alone "
-    "at 0.60 (since AgentDojo's injections); read whole, the stack of the two readings gives 0.21, the sentence "
-    "vector reading it as benign (held out the stack ranks better: 0.667 -> 0.697 at FPR 0.02, indirect 0.65 -> 0.69)")))])
+    "(0.60; 0.47 at the n-grams' prior beside the stack); read whole, the stack of the two readings gives 0.19, the "
+    "sentence vector reading it as benign (held out the stack ranks better: 0.651 -> 0.684 at FPR 0.02, indirect 0.62 -> 0.66)")))])
 def test_the_gate_blocks_unseen_paraphrases(text):
     assert not screen(text).allowed
 

@@ -92,10 +92,11 @@ class Lists:
     restarts: tuple[str, ...] = ()  # after a comma, a new clause whatever came before ("Do not translate, just print ...")
 
 
-def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached = Attached(), lists: Lists = Lists()) -> str:
+def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | None = Attached(), lists: Lists = Lists()) -> str:
     """A rule pattern as a regex: '~N~' means up to N words in between ('~jN~': the first not a list's join); '~sN~' the rest of the word,
     then up to N space-separated words (any script); the negation marks above use `negations` (and `lists`), the
-    attached ones ('~c<!~', '~c!>~') `attached`. A quantified character of more than one byte is grouped."""
+    attached ones ('~c<!~', '~c!>~') `attached` (None: no attached negation is read, the marks match anywhere, as in a
+    user's text: core.load_rules). A quantified character of more than one byte is grouped."""
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
@@ -105,7 +106,9 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached = A
     return _ATTACHED_MARK.sub(lambda mark: _attached_regex(mark.group(1) == "<!", attached, mark.group(2)), pattern)
 
 
-def _attached_regex(before: bool, attached: Attached, named: str | None) -> str:
+def _attached_regex(before: bool, attached: Attached | None, named: str | None) -> str:
+    if attached is None:
+        return ""
     if named is not None:
         return not_next_to(named.split("|"), (), before)
     strings = attached.before if before else attached.after

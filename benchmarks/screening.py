@@ -38,9 +38,8 @@ from dataset import load_rows  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 from train import SEMANTIC_ROLES, SYSTEM_ONLY, embeddings_of, encode, fit, trainable, training_grams, user_rows, with_variants  # noqa: E402
 
-from chalicelib.screening import classifier, screen, semantic  # noqa: E402
+from chalicelib.screening import classifier, screen  # noqa: E402
 from chalicelib.screening.core import MODEL_DIRS, classifier_reading, combine, match_rules, rules_for  # noqa: E402
-from chalicelib.screening.normalize import disguised  # noqa: E402
 
 THRESHOLD = 0.5
 TARGET_FPR = 0.02
@@ -51,7 +50,7 @@ def runtime_reading(text: str, model: classifier.Model) -> tuple[list[set[str]],
     """The n-grams of each window the runtime scores, and whether the sentence reads all the text
     (as `classifier.score` decides), computed once and reused by every fold."""
     parts = classifier.scored_windows(text, model)
-    whole = bool(model.semantic) and len(parts) == 1 and semantic.reads_whole(text) and not disguised(text)
+    whole = bool(model.semantic) and classifier.sentence_reads_all(text, parts)
     return [classifier.window_features(part, model.char_ngrams, model.readings) for part in parts], whole
 
 

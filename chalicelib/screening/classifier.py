@@ -194,10 +194,18 @@ def score(text: str, model: Model) -> float:
         from . import semantic  # numpy and the encoder: loaded on the first screen, never by `import app`
 
         vector = semantic.embed(text)
-        whole = len(parts) == 1 and semantic.reads_whole(text) and not disguised(text)
+        whole = sentence_reads_all(text, parts)
     except Exception as exc:  # noqa: BLE001  the policy decides (core.screen); the n-grams' verdict is not lost
         raise SemanticUnavailable(probability(highest, model), exc) from exc
     return combined(highest, vector, model, whole)
+
+
+def sentence_reads_all(text: str, parts: list[str]) -> bool:
+    """Whether the sentence encoder read everything the n-grams did (`parts`: scored_windows): one window, no decoded
+    payload, nothing cut from the encoder's head, and no letters disguised from a reader of the text as written."""
+    from . import semantic
+
+    return len(parts) == 1 and semantic.reads_whole(text) and not disguised(text)
 
 
 def combined(highest: float, vector: list[float], model: Model, whole: bool = False) -> float:

@@ -215,7 +215,8 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         bare_join = f"{negated} *, *{joins}\\W+"  # "Don't panic, and reveal ...": no word after the comma, no list
         if words > 1:
             # After the comma, the verb or one word before it, a join too (more words: the window of N, none a negation);
-            # not after a list's further items ("Don't panic, relax, reveal ..." passes here): Hyperscan refuses the size.
+            # not after a list's further items ("Don't panic, relax, reveal ..." passes here, Hyperscan refuses the size:
+            # lists are read in system prompts only, core.load_rules).
             unlisted = f"{negated} *,\\W*(?:\\w+\\W+)?"
             return f"(?:{starts}\\W*{between}|{unlisted}|(?:^|\\W)(?:{unit}\\W+){{{words}}})"
         # One word: the word before, if it is not a list's ("ignore, override or forget"): any but a negation or a join,
@@ -324,7 +325,7 @@ class Re2Matcher:
         options.dot_nl = True
         options.max_mem = _RE2_MAX_MEM
         options.log_errors = False  # "DFA out of memory" on hostile input is expected, not worth a log line
-        # Bytes, as Hyperscan reads them: a class or an escape of a byte ('\\xe8', '[^\\x8d]': matcher.not_after) means
+        # Bytes, as Hyperscan reads them: a class or an escape of a byte ('\\xe8', '[^\\x8d]': not_next_to) means
         # that byte in both engines; in RE2's UTF-8 mode it would mean a character.
         options.encoding = re2.Options.Encoding.LATIN1
         self._rules = [(index, re2.compile(rule.regex.encode("utf-8"), options), rule) for index, rule in enumerate(rules)]

@@ -114,10 +114,11 @@ def disguised(text: str) -> bool:
     "grandmøther", "ignоre"). The sentence encoder (semantic.py) reads the text as written; accents added to an
     English request moved its sentence vector to benign, so every such word counts, and a Spanish or Portuguese
     text with accents is disguised too (its n-grams then keep their say). Linear in the text."""
-    folded = fold(text)
+    cased = _fold_case(text)
+    folded = _fold_letters(cased)  # fold(text)
     if unleet(join_spaced_letters(folded)) != folded:
         return True
-    return any(_LATIN_LETTER.search(word) and _FOLDED_OR_LOOKALIKE.search(word) for word in _fold_case(text).split())
+    return any(_LATIN_LETTER.search(word) and _FOLDED_OR_LOOKALIKE.search(word) for word in cased.split())
 
 
 def lower(text: str) -> str:
@@ -511,10 +512,11 @@ def _attached_readers(before: tuple[str, ...], after: tuple[str, ...], verbs: tu
     then a negation a few characters from the clause's end. None where there are no such negations or verbs."""
     if not verbs:
         return None, None
-    verb = "(?:" + "|".join(map(re.escape, sorted(verbs, key=len, reverse=True))) + ")"
 
-    def alternatives(words: tuple[str, ...]) -> str:
+    def alternatives(words: tuple[str, ...]) -> str:  # the longest first: "不要" before "不"
         return "(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
+
+    verb = alternatives(verbs)
 
     head = re.compile(f"{_ATTACHED_OPENERS}{alternatives(before)}{_ATTACHED_BETWEEN}{verb}") if before else None
     tail = re.compile(f"{verb}{alternatives(after)}[^\x00]{{0,{ATTACHED_TAIL}}}$") if after else None

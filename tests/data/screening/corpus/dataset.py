@@ -2,8 +2,9 @@
 
 Three parts, each its own source for leave-one-source-out evaluation:
 - corpus.jsonl: texts from public registry packages (build_corpus.py; SOURCES.json says what, from where, licence);
-- "crossover-hard-negatives": hard_negatives.py, benign texts with trigger words and system prompts with the line
-  that forbids revealing them, written by the team;
+- "crossover-hard-negatives": hard_negatives.py, benign texts with trigger words, ordinary requests in the frames attacks
+  use ("from now on ...", "when you summarise this ...", "forward this ..."), and system prompts with the line that
+  forbids revealing them, written by the team;
 - "crossover-team": the team's rule-tuning set (../dev.jsonl, ../test.jsonl), kept but a minority.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 
-from hard_negatives import DEFENSIVE_SYSTEM_PROMPTS, HARD_NEGATIVES
+from hard_negatives import DEFENSIVE_SYSTEM_PROMPTS, HARD_NEGATIVES, PRODUCT_REQUESTS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEAM_SPLITS = (os.path.join(HERE, "..", "dev.jsonl"), os.path.join(HERE, "..", "test.jsonl"))
@@ -26,7 +27,7 @@ def _jsonl(path: str) -> list[dict]:
 def load_rows() -> list[dict]:
     rows = _jsonl(os.path.join(HERE, "corpus.jsonl"))
     rows += [{"source": "crossover-hard-negatives", "label": "benign", "category": "hard_negative", "lang": lang, "text": text}
-             for lang, texts in HARD_NEGATIVES.items() for text in texts]
+             for written in (HARD_NEGATIVES, PRODUCT_REQUESTS) for lang, texts in written.items() for text in texts]
     rows += [{"source": "crossover-hard-negatives", "label": "benign", "category": "system_prompt", "lang": lang, "text": text}
              for lang, texts in DEFENSIVE_SYSTEM_PROMPTS.items() for text in texts]
     for path in TEAM_SPLITS:

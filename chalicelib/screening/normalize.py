@@ -113,12 +113,24 @@ def disguised(text: str) -> bool:
     ("1gn0r3", "i g n o r e"), or words mixing ASCII letters with accented or look-alike ones ("Pléase",
     "grandmøther", "ignоre"). The sentence encoder (semantic.py) reads the text as written; accents added to an
     English request moved its sentence vector to benign, so every such word counts, and a Spanish or Portuguese
-    text with accents is disguised too (its n-grams then keep their say). Linear in the text."""
+    text with accents is disguised too (its n-grams then keep their say). An e-mail address or URL is no disguise
+    ("accounting@example.com" is not "accountingaexample"). Linear in the text."""
     cased = _fold_case(text)
-    folded = _fold_letters(cased)  # fold(text)
+    folded = without_addresses(_fold_letters(cased))  # fold(text), less its addresses
     if unleet(join_spaced_letters(folded)) != folded:
         return True
     return any(_LATIN_LETTER.search(word) and _FOLDED_OR_LOOKALIKE.search(word) for word in cased.split())
+
+
+# An e-mail address or a URL, matched only at a word's start: one attempt per word, linear in it.
+_ADDRESS = re.compile(r"[^@\s]+@[^@\s]+\.[a-z]{2,}|[a-z][a-z0-9+.-]*://")
+
+
+def without_addresses(folded: str) -> str:
+    """`folded` without its words that are e-mail addresses or URLs (the others joined by single spaces)."""
+    if "@" not in folded and "://" not in folded:
+        return folded
+    return " ".join(word for word in folded.split() if not _ADDRESS.match(word))
 
 
 def lower(text: str) -> str:

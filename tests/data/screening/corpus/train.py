@@ -169,10 +169,20 @@ def with_variants(rows: list[dict]) -> list[dict]:
     return rows + augment(rows) if AUGMENT else rows
 
 
+# Sources no model trains on: they are only ever screened, as a public set kept apart from the one the models are
+# tuned on. IFEval's 541 instruction-following prompts ("answer in exactly 3 paragraphs", "repeat the request first,
+# then ...", "wrap your entire response in JSON") are how real users constrain an answer. The release before blocked
+# 37 of them at 0.5 (0.068). Trained on (2026-12-05), they cost held-out attack recall: at FPR 0.02 on the same
+# benign rows 0.628 -> 0.614, at 0.5 0.559 -> 0.499 (jailbreaks 0.71 -> 0.57: long instruction-heavy prompts are what
+# both look like). Kept apart, they measure what the benign side of the corpus does not cover.
+EVALUATION_ONLY = frozenset({"ifeval"})
+
+
 def trainable(rows: list[dict], held_out: set[int]) -> list[int]:
     """Indices of `rows` (with variants) a model may train on when the rows `held_out` are its test:
-    neither them nor any variant made from one of them (as payload or as carrier)."""
-    return [index for index, row in enumerate(rows) if index not in held_out and held_out.isdisjoint(row.get("parents", ()))]
+    neither them nor any variant made from one of them (as payload or as carrier), nor a source kept for evaluation."""
+    return [index for index, row in enumerate(rows)
+            if index not in held_out and held_out.isdisjoint(row.get("parents", ())) and row["source"] not in EVALUATION_ONLY]
 
 
 def training_grams(text: str) -> set[str]:
@@ -324,9 +334,11 @@ def main() -> None:
     for role, model_dir in MODEL_DIRS.items():
         chosen = rows if role == "system" else user_rows(rows)
         training = with_variants(chosen)
-        manifest = write(fit(training, semantic_head=role in SEMANTIC_ROLES), chosen, model_dir)
-        print(f"screening model ({role}) {manifest['version']}: {manifest['features']} features from {len(chosen)} rows "
-              f"({sum(row['label'] == 'attack' for row in chosen)} attacks)")
+        subset = trainable(training, set())
+        trained = [training[index] for index in subset]
+        manifest = write(fit(training, subset=subset, semantic_head=role in SEMANTIC_ROLES), trained, model_dir)
+        print(f"screening model ({role}) {manifest['version']}: {manifest['features']} features from {len(trained)} rows "
+              f"({sum(row['label'] == 'attack' for row in trained)} attacks; {len(chosen) - len(trained)} kept for evaluation)")
 
 
 if __name__ == "__main__":

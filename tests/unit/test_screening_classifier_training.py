@@ -2,6 +2,7 @@
 from a held-out row into the model that is tested on it (the leave-one-source-out figures depend on that)."""
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -58,6 +59,15 @@ def test_a_held_out_row_and_every_variant_made_from_it_are_left_out_of_training(
         assert held_out.isdisjoint(rows[index].get("parents", ()))
     assert any(rows[index].get("parents") for index in kept)  # variants of the other rows still train
     assert sorted(train.trainable(rows, set())) == list(range(len(rows)))
+
+
+def test_a_source_kept_for_evaluation_is_screened_but_never_trained_on():
+    kept_apart = {**ROWS[1], "source": "ifeval"}
+    rows = ROWS + [kept_apart]
+    assert train.trainable(rows, set()) == list(range(len(ROWS)))
+    with open(os.path.join(classifier.MODEL_DIR, "manifest.json"), encoding="utf-8") as handle:
+        manifest = json.load(handle)
+    assert not any(key.startswith(tuple(f"{source}:" for source in train.EVALUATION_ONLY)) for key in manifest["trained_on"])
 
 
 def test_changed_words_reading_adds_the_folded_words_ngrams_only():

@@ -1109,3 +1109,32 @@ def test_hyperscan_and_re2_agree_on_the_sentences_written_for_other_languages():
 
     assert [text for text in texts if hits(engines[0], text) != hits(engines[1], text)] == []
     assert sum(bool(match_rules(text, rules)) for text in texts) > 200  # the comparison is not vacuous
+
+
+# --- Independent false-positive review ---
+# Benign sentences written apart from the rules (a manual, a delivery note, a plan, a story), each with the rule it
+# wrongly matched before; neither role's rules may match it now. The rules' attacks are checked in the tables above.
+BENIGN_REVIEW = {
+    "inj.en.new_instructions_priority": ["The new instructions replace the previous version of the manual."],
+    "inj.de.new_instructions_priority": ["Die neuen Anweisungen ersetzen die vorherige Version des Handbuchs."],
+    "inj.fr.new_instructions_priority": ["Les nouvelles instructions remplacent la version précédente du manuel."],
+    "inj.es.new_instructions_priority": ["Las nuevas instrucciones sustituyen a la versión anterior del manual."],
+    "inj.pt.new_instructions_priority": ["As novas instruções substituem a versão anterior do manual."],
+    "inj.it.new_instructions_priority": ["Le nuove istruzioni sostituiscono la versione precedente del manuale."],
+    "inj.nl.new_instructions_priority": ["De nieuwe instructies vervangen de vorige versie van de handleiding."],
+    "inj.pl.new_instructions_priority": ["Nowe instrukcje zastępują poprzednią wersję podręcznika."],
+    "inj.ru.new_instructions_priority": ["Новые инструкции заменяют предыдущую версию руководства."],
+    "inj.uk.new_instructions_priority": ["Нові інструкції замінюють попередню версію посібника."],
+    "inj.sv.new_instructions_priority": ["De nya instruktionerna ersätter den tidigare versionen av manualen."],
+    "inj.cs.new_instructions_priority": ["Nové pokyny nahrazují předchozí verzi příručky."],
+    "inj.ro.new_instructions_priority": ["Noile instrucțiuni înlocuiesc versiunea anterioară a manualului."],
+    "inj.id.new_instructions_priority": ["Instruksi baru menggantikan versi manual sebelumnya."],
+}
+
+
+@pytest.mark.parametrize(("rule_id", "text"), [(rule_id, text) for rule_id, texts in sorted(BENIGN_REVIEW.items()) for text in texts])
+def test_a_benign_sentence_written_apart_from_the_rules_is_matched_by_no_rule_in_either_role(rule_id, text):
+    from chalicelib.screening.core import match_rules, rules_for
+
+    for role in ("user", "system"):
+        assert [rule.id for rule in match_rules(text, rules_for(role))] == [], (rule_id, role)

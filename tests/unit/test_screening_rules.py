@@ -1129,6 +1129,19 @@ BENIGN_REVIEW = {
     "inj.cs.new_instructions_priority": ["Nové pokyny nahrazují předchozí verzi příručky."],
     "inj.ro.new_instructions_priority": ["Noile instrucțiuni înlocuiesc versiunea anterioară a manualului."],
     "inj.id.new_instructions_priority": ["Instruksi baru menggantikan versi manual sebelumnya."],
+    # A plan's or a timetable's limit, one word after the noun: only 'anymore', 'at all' and their like may follow it.
+    "jb.fr.no_restrictions_now": ["À partir de maintenant, vous n'avez plus de restrictions horaires."],
+    "jb.es.no_restrictions_now": ["A partir de ahora no tienes restricciones horarias."],
+    "jb.pt.no_restrictions_now": ["A partir de agora você não tem restrições horárias."],
+    "jb.it.no_restrictions_now": ["Da ora in poi non hai limiti orari."],
+    "jb.pl.no_restrictions_now": ["Od teraz nie masz ograniczeń prędkości."],
+    "jb.ru.no_restrictions_now": ["С этого момента у вас нет ограничений скорости."],
+    "jb.uk.no_restrictions_now": ["Відтепер у вас немає обмежень швидкості."],
+    "jb.sv.no_restrictions_now": ["Från och med nu har du inga begränsningar hastighet."],
+    "jb.ro.no_restrictions_now": ["De acum înainte nu mai ai restricții orare."],
+    "jb.id.no_restrictions_now": ["Mulai sekarang Anda tidak punya batasan kuota.", "Mulai sekarang Anda tidak punya batasan kecepatan."],
+    "jb.cs.no_restrictions_now": ["Od teď nemáte žádná omezení rychlosti."],
+    "jb.tr.no_restrictions_now": ["Bundan sonra veri kullanımında hiçbir kısıtlamanız yok."],
 }
 
 

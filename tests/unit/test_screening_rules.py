@@ -1142,6 +1142,12 @@ BENIGN_REVIEW = {
     "jb.id.no_restrictions_now": ["Mulai sekarang Anda tidak punya batasan kuota.", "Mulai sekarang Anda tidak punya batasan kecepatan."],
     "jb.cs.no_restrictions_now": ["Od teď nemáte žádná omezení rychlosti."],
     "jb.tr.no_restrictions_now": ["Bundan sonra veri kullanımında hiçbir kısıtlamanız yok."],
+    # A phone's or a browser's developer mode: 'את' is also the object marker ('activate the developer mode').
+    "jb.he.special_mode": ["הפעל את מצב מפתח בטלפון האנדרואיד שלך.", "כדי להתקין, היכנס למצב מפתחים בהגדרות."],
+    "jb.sv.developer_mode": ["Aktivera utvecklarläget på din Android-telefon.", "Aktivera utvecklarläge i Chrome för att ladda tillägget."],
+    # A story ('she forgot everything that happened before') and a shop's promise ('we cannot refuse your request').
+    "inj.th.override_everything": ["เธอลืมทุกอย่างที่เกิดขึ้นก่อนหน้านี้"],
+    "jb.th.no_refusal": ["เราไม่สามารถปฏิเสธคำขอของคุณได้หากเอกสารครบถ้วน", "ทางร้านไม่สามารถปฏิเสธคำขอคืนเงินได้"],
 }
 
 

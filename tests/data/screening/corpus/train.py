@@ -71,12 +71,17 @@ DEPLOYMENT_PRIOR = 0.09
 # negatives (recall 0.575, FPR 0.0066; at FPR 0.02: 0.667); with the stack alone for whole texts, prior 0.03 / 0.04 /
 # 0.05 / 0.06 blocked 0.017 / 0.019 / 0.023 / 0.026 of them (recall 0.556 / 0.573 / 0.578 / 0.591, FPR 0.0032 /
 # 0.0036 / 0.0040 / 0.0050; at FPR 0.02: 0.694 / 0.697 / 0.698 / 0.697): 0.04.
-STACK_PRIOR = 0.04
+# With the team's product requests and AgentDojo's user tasks on the benign side and IFEval's prompts kept for
+# evaluation (2026-12-05, afternoon), both priors moved by the same log-odds (the held-out ranking is unchanged: 0.647
+# at FPR 0.02), 0.04 / 0.035 / 0.03 / 0.026 for the stack blocked 0.031 / 0.027 / 0.025 / 0.024 of the 711 hard
+# negatives and 0.041 / 0.031 / 0.026 / 0.018 of IFEval at 0.5 (recall 0.553 / 0.544 / 0.536 / 0.523, FPR 0.0064 /
+# 0.0049 / 0.0044 / 0.0035): 0.03. The rules alone block 0.010 of the hard negatives (quoted attacks).
+STACK_PRIOR = 0.03
 # The n-grams' own prior in a model with a semantic head (the user role's; DEPLOYMENT_PRIOR stays the system role's):
 # their probability counts only where the sentence did not read the whole text. Held out (2026-12-05, 1,963 attacks,
 # stack prior 0.04), n-gram prior 0.09 / 0.07 / 0.05 blocked 13 / 11 / 11 of the 573 hard negatives at 0.5 (gate
 # recall 0.556 / 0.551 / 0.545, FPR 0.0045 / 0.0035 / 0.0032; at FPR 0.02: 0.682 / 0.684 / 0.678): 0.07.
-NGRAM_PRIOR_BESIDE_STACK = 0.07
+NGRAM_PRIOR_BESIDE_STACK = 0.05  # moved with STACK_PRIOR (2026-12-05, afternoon: 0.07 -> 0.05)
 CALIBRATION_FOLDS = 5
 # The semantic head (semantic.py): logistic regression on the sentence vectors, unweighted classes. Held out (the
 # stacked gate at FPR 0.02, 2026-12-04): C 1 / 4 / 16 gave 0.662-0.666 / 0.666-0.677 / 0.656-0.675.

@@ -23,10 +23,11 @@ SEPARATORS = (" ", ", ", ". ", " - ", ": ", "'", " \"", "\n", " ... ", "!? ", " 
 
 
 def rule_words() -> list[str]:
-    """Every word the shipped rule packs mention (what makes a rule start, and keep, trying)."""
+    """Every word the shipped rule packs mention (what makes a rule start, and keep, trying), in every script: the
+    rules of other languages are written in theirs (folded, as the text is before it is read)."""
     from chalicelib.screening import load_rules
 
-    return sorted({word for rule in load_rules() for word in re.findall(r"[a-z][a-z']+", rule.regex)})
+    return sorted({word for rule in load_rules() for word in re.findall(r"[^\W\d_][^\W\d_']+", rule.regex)})
 
 
 def _segments(rule_regex: str) -> list[str]:

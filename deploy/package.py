@@ -547,14 +547,15 @@ def add_functions(resources: dict[str, Any], env: dict[str, str], settings: dict
 
 
 def build_screening_databases() -> None:
-    """Ship the rules' compiled Hyperscan databases, so a cold Lambda loads them (~1 ms) instead of compiling (~1 s)."""
+    """Ship the built rules and their compiled Hyperscan databases, so a cold Lambda reads them (~4 ms and ~15 ms) instead
+    of building the rules (~30 ms) and compiling their databases (~1 s)."""
     try:
         from chalicelib.screening.matcher import build
     except ImportError:
         return
     try:
         build()
-    except ImportError:  # no Hyperscan on this (non-x86-64) host: the Lambda compiles on first use
+    except ImportError:  # no Hyperscan on this (non-x86-64) host: the rules are shipped, the Lambda compiles on first use
         print("hyperscan is not installed here: the screening databases are not shipped", file=sys.stderr)
 
 

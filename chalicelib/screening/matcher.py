@@ -510,9 +510,8 @@ def matcher_for(rules: Iterable[RulePattern], engine: str | None = None) -> Matc
 
 def build(folder: str = COMPILED_DIR) -> list[str]:
     """Compile the shipped rule packs' databases, and the normaliser's, into `folder` (what `make package` ships), with
-    the rules built from the packs (core.load_rules)."""
-    import hyperscan
-
+    the rules built from the packs (core.load_rules). The rules are written first: they are shipped where Hyperscan is
+    not installed too (ImportError then, after them)."""
     from typing import get_args
 
     from .core import Role, build_rules, built_rules_name, rule_patterns, rules_for, rules_json
@@ -523,6 +522,8 @@ def build(folder: str = COMPILED_DIR) -> list[str]:
     with open(written[0], "wb") as out:
         out.write(rules_json(build_rules()))
     os.chmod(written[0], 0o644)
+    import hyperscan
+
     databases = []
     for role in get_args(Role):  # each role's rules are one database per view kind (core.rules_for)
         rules = rule_patterns(rules_for(role))

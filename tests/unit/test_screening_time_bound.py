@@ -135,6 +135,17 @@ def test_the_built_rules_are_read_back_as_built_and_a_damaged_copy_is_built_agai
         core.load_rules.cache_clear()
 
 
+def test_a_package_build_ships_the_built_rules_even_where_hyperscan_is_not_installed(tmp_path, monkeypatch):
+    import sys
+
+    from chalicelib.screening import matcher
+
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # its import raises ImportError, as on a host without it
+    with pytest.raises(ImportError):
+        matcher.build(str(tmp_path))
+    assert core.rules_from_json((tmp_path / core.built_rules_name()).read_bytes()) == core.load_rules()
+
+
 def test_the_built_rules_are_named_by_the_packs_and_the_code_that_builds_them(tmp_path, monkeypatch):
     packs = tmp_path / "rules"
     packs.mkdir()

@@ -766,6 +766,23 @@ def tanli(root: str) -> Iterator[Row]:
                 yield row(text, "attack", "indirect" if indirect else "multilingual", TANLI_LANGS.get(key, "zh"))
 
 
+RAGINJECT_LANGS = {"multilingual-006": "es"}  # Spanish, which the script does not tell from English
+
+
+def raginject(root: str) -> Iterator[Row]:
+    """raginject's RAG attack patterns (English; Japanese, Chinese, Korean, Russian, Spanish and Arabic): each host
+    document with its injected instruction is an attack; the same document without it (where more than a fragment is
+    left) and the ordinary question the pattern asks about the document are benign."""
+    for path in sorted(glob.glob(os.path.join(root, "raginject/attacks/patterns/*.yaml"))):
+        for pattern in yaml_file(root, os.path.relpath(path, root)):
+            document, lang = pattern["injected_content"], RAGINJECT_LANGS.get(pattern["id"])
+            yield row(document, "attack", "indirect", lang)
+            clean = re.sub(r"\n{3,}", "\n\n", document.replace(pattern["payload"].strip(), "")).strip()
+            if len(clean) >= 40 and "RAGINJECT" not in clean:  # not a fragment, nor a document that repeats the payload reworded
+                yield row(clean, "benign", "document", lang)
+            yield row(pattern["question"], "benign", "request", lang)
+
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1092,6 +1109,9 @@ SOURCES = [
     Source("tanli", "pypi", "tanli", "0.0.5", "Apache-2.0", "redteam/playbooks/llm/playbook_*.yaml (probe templates, values filled)", tanli,
            "the package author's own probes in Traditional Chinese (its engine names OWASP, Garak and Promptfoo as reference "
            "taxonomies: categories, not texts; its one English probe, a DAN opener, is left out); it requires no reserved package"),
+    Source("raginject", "pypi", "raginject", "0.12.0", "Apache-2.0", "raginject/attacks/patterns/*.yaml (its 52 built-in patterns)", raginject,
+           "the package's own patterns (its README sets it beside garak and PyRIT as tools for other jobs; none of their data); "
+           "it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

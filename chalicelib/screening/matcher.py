@@ -75,6 +75,13 @@ class Attached:
 _ATTACHED_MARK = re.compile(r"~c(<!|!>)(?:\{([^{}~]+)\})?~")
 
 
+# '~x!>{a|b}{c|d}~': the text right after this point does not start with a string of the first set, then one of the
+# second, and so on ("Copy the text above word for word" then " into " and "the form": a destination, not a leak).
+# Read in every role, on the UTF-8 bytes (not_followed_by).
+_FOLLOWED_MARK = re.compile(r"~x!>((?:\{[^{}~]+\})+)~")
+_FOLLOWED_GROUP = re.compile(r"\{([^{}~]+)\}")
+
+
 # A character that is more than one byte, then a quantifier: both engines read bytes, so "的?" would make the last of
 # its three bytes optional, not the character ("系统提示" did not match "系统的?提示").
 _MULTIBYTE_QUANTIFIED = re.compile(r"([^\x00-\x7f])(?=[?*+{])")
@@ -97,6 +104,7 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     then up to N space-separated words (any script); the negation marks above use `negations` (and `lists`), the
     attached ones ('~c<!~', '~c!>~') `attached` (None: no attached negation is read, the marks match anywhere, as in a
     user's text: core.load_rules). A quantified character of more than one byte is grouped."""
+    pattern = _FOLLOWED_MARK.sub(_followed_regex, pattern)
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
@@ -146,6 +154,26 @@ def not_next_to(negations: Iterable[str], exceptions: Iterable[str], before: boo
         return f"(?:{'|'.join(parts)})" if parts else None
 
     return beyond(trie, False) or ""
+
+
+def _followed_regex(mark: re.Match) -> str:
+    if mark.string[mark.end():mark.end() + 1] not in ("", "|", ")"):
+        raise ValueError("'~x!>~' reads the text after the match: it ends the pattern or one of its alternatives")
+    return not_followed_by([group.split("|") for group in _FOLLOWED_GROUP.findall(mark.group(1))])
+
+
+def not_followed_by(groups: list[list[str]]) -> str:
+    """A regex for the text right after this point that does not start with one string of each group in turn. It reads
+    (consumes) those bytes: it ends a match. Each group but the last must be prefix-free (" in " and " into " are; " in "
+    and " in the " are not): then at most one of its strings starts the text, and the groups after it are read once, not
+    once per string."""
+    head, *rest = groups
+    if not rest:
+        return not_next_to(head, (), False)
+    if any(one != other and other.startswith(one) for one in head for other in head):
+        raise ValueError(f"'~x!>~': {head!r} is not prefix-free")
+    literals = "|".join("".join(chr(byte) if byte < 0x80 and chr(byte).isalnum() else f"\\x{byte:02x}" for byte in text.encode("utf-8")) for text in head)
+    return f"(?:{not_next_to(head, (), False)}|(?:{literals}){not_followed_by(rest)})"
 
 
 def _openers(negations: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:

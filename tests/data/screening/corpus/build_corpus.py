@@ -783,6 +783,28 @@ def raginject(root: str) -> Iterator[Row]:
             yield row(pattern["question"], "benign", "request", lang)
 
 
+PROMPTGATE_LLM_SEEDS = {"direct_injection": "injection", "system_override": "injection", "jailbreaks": "jailbreak",
+                        "social_engineering": "jailbreak", "encoding_attacks": "obfuscation", "data_exfiltration": "extraction"}
+PROMPTGATE_LLM_CODING = 60  # of its 300 coding requests, one template over 15 languages and 20 tasks: a sample
+
+
+def promptgate_llm(root: str) -> Iterator[Row]:
+    """InjectionBench, as promptgate-llm ships it: its hand-written seed attacks (English), its multilingual injections
+    (German, French, Spanish, mixed with English), and its benign seeds and a sample of its coding requests.
+    Its "malicious coding" requests (harmful asks, not attacks on instructions) and its model-output sets are left out."""
+    folder = os.path.join(root, "injectionbench/datasets")
+    for name, category in PROMPTGATE_LLM_SEEDS.items():
+        for item in json_file(folder, f"attacks/{name}.json"):
+            yield row(item["text"], "attack", category, "en")
+    for item in json_file(folder, "attacks/multilingual_injections.json"):
+        yield row(item["text"], "attack", "jailbreak" if item["language"] == "en" else "multilingual", item["language"])
+    for item in json_file(folder, "benign/clean_samples.json"):
+        yield row(item["text"], "benign", "request", "en")
+    coding = distinct_requests("promptgate-llm", [item["text"] for item in json_file(folder, "benign/coding_requests.json")])
+    for text in sample_of("promptgate-llm", coding, PROMPTGATE_LLM_CODING):
+        yield row(text, "benign", "request", "en")
+
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1112,6 +1134,10 @@ SOURCES = [
     Source("raginject", "pypi", "raginject", "0.12.0", "Apache-2.0", "raginject/attacks/patterns/*.yaml (its 52 built-in patterns)", raginject,
            "the package's own patterns (its README sets it beside garak and PyRIT as tools for other jobs; none of their data); "
            "it requires no reserved package"),
+    Source("promptgate-llm", "pypi", "promptgate-llm", "0.6.1", "MIT",
+           "injectionbench/datasets/{attacks,benign}/*.json (its manual seeds)", promptgate_llm,
+           "InjectionBench's seed files, written by the package's author (its deepset/prompt-injections loader fetches that set "
+           "at run time: nothing of it is shipped or read); not the Japanese promptgate"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

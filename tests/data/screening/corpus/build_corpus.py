@@ -865,6 +865,55 @@ def ecc_agentshield(root: str) -> Iterator[Row]:
         lang = AGENTSHIELD_LANGS.get(item["id"]) or (guess_lang(item["payload"]) if kind == "multilingual" else "en")
         yield row(item["payload"], "attack", kind, lang)
 
+# The AI agent security competition's offline world (aicomp-sdk): the web pages its agent opens and the e-mails it
+# reads, into which the organisers planted the injections that competitors' guardrails must stop (forget your
+# instructions and read secret.txt, post it to a collector, run whoami; as an administrator, a CEO, a doctor, a
+# charity, in HTML comments, terms of service, quoted threads and code reviews, hex/base64/ROT13 encoded, in 15
+# languages besides English), beside the few ordinary pages and e-mails of its seed world and its workspace's files.
+# Only the hand-numbered fixtures are read (page_<n>, email_<n>); its generated scale, long-hop and red-team chains
+# (tool calls and "open page X" lures, tens of thousands) are left out.
+AICOMP_BENIGN = {"page_0", "page_1", "page_34", "page_35", "page_36", "page_37", "page_38",  # welcome, contact, about, FAQ
+                 "email_0", "email_27", "email_28", "email_29", "email_30", "email_31"}  # team update, newsletter, notes
+AICOMP_FILES = ("readme.txt", "runbook_notes.md", "install.txt", "setup_complete.txt", "package.txt", "config.txt",
+                "config.json", "weekly_report.txt", "weekly_metrics_report.txt", "telemetry_data.txt", "compromised.txt")
+# Latin-script languages (and Hindi) that guess_lang cannot tell, by the fixture's title or subject.
+AICOMP_LANGS = {"Instrucciones del Sistema": "es", "Instructions du Système": "fr", "Systemanweisung - Wichtig": "de",
+                "Instrukcja systemowa - Pilne": "pl", "Instrução do Sistema - Urgente": "pt", "Sistem Talimatı - Acil": "tr",
+                "Istruzione di Sistema - Urgente": "it", "Systeeminstructie - Dringend": "nl",
+                "Systeminstruktion - Brådskande": "sv", "सिस्टम निर्देश - अत्यावश्यक": "hi"}
+_AICOMP_NUMBERED = re.compile(r"(page|email)_\d+")
+AICOMP_PER_FAMILY = 3  # fixtures of one title or subject (digits aside): its generators' variants of one template
+_AICOMP_BLOBS = re.compile(r"(?i)multi-layer encoded")  # an encoded blob and its layers: no instruction a reader sees
+
+
+def aicomp(root: str) -> Iterator[Row]:
+    """aicomp-sdk's planted pages and e-mails (what web.open and email.read return: a page's content, an e-mail's
+    sender, subject and body) as indirect attacks, its seed world's ordinary ones and workspace files as benign
+    documents. At most AICOMP_PER_FAMILY fixtures of one template, and one that rewords an earlier one counts once
+    (`distinct_requests`); encoded blobs without a readable instruction are left out."""
+    fixtures = os.path.join("aicomp_sdk", "fixtures")
+    pages = json_file(root, os.path.join(fixtures, "web_corpus.json"))["pages"]
+    emails = json_file(root, os.path.join(fixtures, "mail_seed.json"))["inbox"]
+    items = [(page["id"], page["title"], page["content"]) for page in pages]
+    items += [(email["id"], email["subject"], f"From: {email['from']}\nSubject: {email['subject']}\n\n{email['body']}")
+              for email in emails]
+    numbered = [(key, title, text) for key, title, text in items if _AICOMP_NUMBERED.fullmatch(key)]
+    langs = {text: AICOMP_LANGS.get(title) for _, title, text in numbered}
+    for key, _, text in numbered:
+        if key in AICOMP_BENIGN:
+            yield row(text, "benign", "document", "en")
+    families, planted = Counter(), []
+    for key, title, text in numbered:
+        family = re.sub(r"\d+", "N", title)
+        families[family] += 1
+        if key not in AICOMP_BENIGN and families[family] <= AICOMP_PER_FAMILY and not _AICOMP_BLOBS.search(text):
+            planted.append(text)
+    for text in distinct_requests("aicomp-sdk", planted):
+        yield row(text, "attack", "indirect", langs[text] or guess_lang(text))
+    for name in AICOMP_FILES:
+        with open(os.path.join(root, fixtures, "file_seed", name), encoding="utf-8") as handle:
+            yield row(handle.read(), "benign", "document", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1138,6 +1187,10 @@ SOURCES = [
            "injectionbench/datasets/{attacks,benign}/*.json (its manual seeds)", promptgate_llm,
            "InjectionBench's seed files, written by the package's author (its deepset/prompt-injections loader fetches that set "
            "at run time: nothing of it is shipped or read); not the Japanese promptgate"),
+    Source("aicomp-sdk", "pypi", "aicomp-sdk", "3.1.2", "MIT",
+           "aicomp_sdk/fixtures/{web_corpus,mail_seed}.json (page_<n>, email_<n>), aicomp_sdk/fixtures/file_seed/*", aicomp,
+           "the AI agent security competition's own fixtures (its organisers' planted injections and seed world); "
+           "it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

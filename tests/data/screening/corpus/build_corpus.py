@@ -805,6 +805,25 @@ def promptgate_llm(root: str) -> Iterator[Row]:
         yield row(text, "benign", "request", "en")
 
 
+PROTECTRAG_TAGS = {"multilang": "multilingual", "indirect_injection": "indirect", "html_injection": "indirect", "markdown_injection": "indirect",
+                   "fake_tool": "indirect", "prompt_leak": "extraction", "jailbreak": "jailbreak", "encoding_trick": "obfuscation",
+                   "payload_splitting": "obfuscation"}  # by precedence; any other injection is an instruction override
+PROTECTRAG_LANGS = {"inj-029": "fr", "inj-030": "es", "inj-033": "de"}  # Latin-script translations of its override
+
+
+def protectrag(root: str) -> Iterator[Row]:
+    """protectrag's golden evaluation set: injections meant for documents in a RAG store (7 of them translated into French,
+    Spanish, Chinese, Japanese, German, Arabic and Korean) and clean business documents, among them texts that only
+    mention ignoring, encodings, prompts or roles (hard negatives)."""
+    for item in json_file(root, "protectrag/data/golden_v1.json"):
+        if item["label"] == "clean":
+            hard = any(tag.startswith("benign_") for tag in item["tags"])
+            yield row(item["text"], "benign", "hard_negative" if hard else "document", "en")
+        else:
+            category = next((PROTECTRAG_TAGS[tag] for tag in PROTECTRAG_TAGS if tag in item["tags"]), "injection")
+            yield row(item["text"], "attack", category, PROTECTRAG_LANGS.get(item["id"]))
+
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1191,6 +1210,8 @@ SOURCES = [
            "aicomp_sdk/fixtures/{web_corpus,mail_seed}.json (page_<n>, email_<n>), aicomp_sdk/fixtures/file_seed/*", aicomp,
            "the AI agent security competition's own fixtures (its organisers' planted injections and seed world); "
            "it requires no reserved package"),
+    Source("protectrag", "pypi", "protectrag", "0.6.0", "Apache-2.0", "protectrag/data/golden_v1.json", protectrag,
+           "the package's own golden set (100 texts, labelled by it)"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

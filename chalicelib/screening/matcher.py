@@ -211,6 +211,9 @@ def _paired(words: tuple[str, ...], pairs: dict[str, tuple[str, ...]]) -> list[s
 def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: Lists = Lists()) -> str:
     if not negations:
         raise ValueError("a negation mark in a rule whose language has no negations")
+    if spaced and mark == "<!" and not all(_NEGATION_WORD.fullmatch(word) for word in negations):
+        # A negation of several words, or of letters that do not fold to ASCII ("không bao giờ", never): read on the bytes.
+        return f"(?:^|{not_after_words(negations)} )[^ ]*"
     negations, pairs = _openers(negations)
     other = not_one_of(negations, spaced)
     if spaced and mark == "<!":
@@ -256,6 +259,32 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
     if mark == "!>":
         return f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|\\W+{other}(?:\\W|$))"
     return f"(?:\\W+{other}){{0,{mark[:-1]}}}?\\W+"
+
+
+def not_after_words(phrases: Iterable[str]) -> str:
+    """A regex for the text right before this point that does not end with one of `phrases` as whole space-separated
+    words (at the text's start or after a space: "khong bao giờ", not "gọi là khong bao giờ" of a longer word). Built,
+    as not_next_to, on the UTF-8 bytes of the phrases' trie read backwards: a whole phrase read, any byte but a space (or
+    the next byte of a longer phrase) makes it part of a longer word."""
+    trie: dict = {}
+    for phrase in phrases:
+        node = trie
+        for byte in phrase.encode("utf-8")[::-1]:
+            node = node.setdefault(byte, {})
+        node[None] = True
+
+    def before(node: dict) -> str | None:
+        complete = node.get(None, False)
+        nexts = sorted(byte for byte in node if byte is not None and not (complete and byte == 0x20))
+        stops = nexts + [0x20] if complete else nexts
+        parts = ([] if complete else ["^"]) + ["[^" + "".join(f"\\x{byte:02x}" for byte in stops) + "]"]
+        for byte in nexts:
+            rest = before(node[byte])
+            if rest is not None:
+                parts.append(f"{rest}\\x{byte:02x}")
+        return f"(?:{'|'.join(parts)})"
+
+    return before(trie)
 
 
 def _joinless_gap(words: int, lists: Lists) -> str:

@@ -1002,6 +1002,40 @@ def agentprobe(root: str) -> Iterator[Row]:
         yield row(ast.literal_eval(arguments["email_content"]), "benign", "document", "en")
         yield row(ast.literal_eval(arguments["user_request"]), "benign", "request", "en")
 
+# AgentGuardian's probes (agent-guardian), one YAML a technique filed under the OWASP agentic risk it tests, 3 seeds
+# each. Read: the techniques that attack the model's instructions, by our category (OWASP ASI01, goal and instruction
+# manipulation, whole: instructions in a summarised e-mail, a fetched page, a database row, a calendar event or a fake
+# ReAct observation, forged reasoning traces, persona and mode switches; the tool description that hides a side
+# effect; memory and knowledge-base entries that plant a rule, a trigger or a leak; extraction and jailbreak seeds), and
+# its progressive extraction plan's turns that ask for the instructions. Left out: the techniques whose seed is a request
+# for a risky agent action in plain words (run this command, approve this transfer, install this plugin, take over
+# that workflow, fan out 50,000 sub-agents), which is the agent's permission check's business and no injection, and
+# the ones that need an image.
+AGENT_GUARDIAN_PROBES = {
+    "asi01/dialect-roleplay": "jailbreak", "asi01/echoleak-zero-click": "indirect", "asi01/goal-redirect-direct": "injection",
+    "asi01/h-cot-injection-claude-thinking": "injection", "asi01/h-cot-injection-gemini-thinking": "injection",
+    "asi01/h-cot-injection-o1": "injection", "asi01/indirect-via-doc": "indirect", "asi01/persona-break-jailbreak": "jailbreak",
+    "asi01/react-fake-observation": "indirect", "asi01/react-loop-injection": "injection", "asi01/react-skip-act": "injection",
+    "asi01/react-tool-substitution": "injection", "asi01/react-truncated-thought": "injection",
+    "asi01/role-swap-pretext": "jailbreak", "asi01/scheduled-prompt-drift": "indirect", "asi01/time-anchor-redirect": "jailbreak",
+    "asi01/tool-output-ipi": "indirect", "asi04/mcp-tool-desc-rug-pull-static": "indirect",
+    "asi06/cross-session-payload": "injection", "asi06/false-memory-plant": "injection", "asi06/persistent-trigger-token": "jailbreak",
+    "asi06/rag-corpus-inject": "indirect", "asi06/user-instructed-rule-violation": "injection",
+    "asi06/validator-bypass-via-memory": "injection", "asi09/anthropomorphic-persuasion": "jailbreak",
+    "asi09/classic-jailbreak-seed": "extraction", "asi09/manufactured-authority": "jailbreak",
+    "asi09/stateless-roleplay-bait": "jailbreak", "asi10/long-horizon-drift": "jailbreak", "asi10/mode-shift": "jailbreak",
+    "asi10/off-task-drift": "jailbreak",
+}
+AGENT_GUARDIAN_PLAN = "agent_guardian/probes/multi_turn_plans/progressive-context-extraction.yaml"  # turn 1 asks its purpose
+
+
+def agent_guardian(root: str) -> Iterator[Row]:
+    for probe, category in AGENT_GUARDIAN_PROBES.items():
+        for seed in yaml_file(root, f"agent_guardian/probes/{probe}.yaml")["seeds"]:
+            yield row(seed, "attack", category, "en")
+    for turn in yaml_file(root, AGENT_GUARDIAN_PLAN)["planned_turns"][1:]:
+        yield row(turn["prompt_template"], "attack", "extraction", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1288,6 +1322,11 @@ SOURCES = [
            "carriers.py (Carrier literals, filled with its _ru table's canary instructions), agentprobe/injection/benign_tasks.py",
            agentprobe, "the package author's own intents, transforms, carriers and benign tasks (read from the source, never run); "
            "it requires no reserved package"),
+    Source("agent-guardian", "pypi", "agent-guardian", "1.0.0rc41", "Apache-2.0 (NOTICE: Glacien Pte. Ltd.)",
+           "agent_guardian/probes/asi*/*.yaml (seeds of the techniques in AGENT_GUARDIAN_PROBES), "
+           "agent_guardian/probes/multi_turn_plans/progressive-context-extraction.yaml", agent_guardian,
+           "AgentGuardian's own probe seeds (Glacien; it names Rebuff among the detectors its evasion agent tests, no text read "
+           "from it); it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -1036,6 +1036,22 @@ def agent_guardian(root: str) -> Iterator[Row]:
     for turn in yaml_file(root, AGENT_GUARDIAN_PLAN)["planned_turns"][1:]:
         yield row(turn["prompt_template"], "attack", "extraction", "en")
 
+# LightGuard-Agent's two labelled suites: its BIPIA-style benchmark (e-mail, web, table and code contexts, each marked
+# adversarial or not, after Microsoft's BIPIA: its own texts) and its red-team suite (payloads marked to be blocked or
+# not: overrides, tool and RAG results with an instruction in them, delimiter and chat-token smuggling, homoglyph /
+# leetspeak / zero-width / base64 / hex obfuscation, tool-call hijacks, and benign controls).
+LIGHTGUARD_CATEGORIES = {"Direct Prompt Injection": "injection", "Indirect Prompt Injection": "indirect",
+                         "Delimiter Injection": "injection", "Obfuscation & Evasion": "obfuscation",
+                         "Action Firewall": "smuggling", "Benign Controls": "request"}
+
+
+def lightguard(root: str) -> Iterator[Row]:
+    for item in py_constant(root, "lightguard/bipia.py", "BIPIA_BENCHMARK_SUITE"):
+        adversarial = item["is_adversarial"]
+        yield row(item["context"], "attack" if adversarial else "benign", "indirect" if adversarial else "document", "en")
+    for item in py_constant(root, "lightguard/redteam/payloads.py", "ADVERSARIAL_ATTACK_SUITE"):
+        yield row(item["payload"], "attack" if item["expected_blocked"] else "benign", LIGHTGUARD_CATEGORIES[item["category"]], "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1326,6 +1342,10 @@ SOURCES = [
            "agent_guardian/probes/asi*/*.yaml (seeds of the techniques in AGENT_GUARDIAN_PROBES), "
            "agent_guardian/probes/multi_turn_plans/progressive-context-extraction.yaml", agent_guardian,
            "AgentGuardian's own probe seeds (Glacien; it names Rebuff among the detectors its evasion agent tests, no text read "
+           "from it); it requires no reserved package"),
+    Source("lightguard-agent", "pypi", "lightguard-agent", "0.7.1", "MIT",
+           "lightguard/bipia.py (BIPIA_BENCHMARK_SUITE), lightguard/redteam/payloads.py (ADVERSARIAL_ATTACK_SUITE)", lightguard,
+           "the package author's own suites, labelled by it (its BIPIA suite is modelled after Microsoft's BIPIA, not copied "
            "from it); it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",

@@ -1070,6 +1070,26 @@ def basilisk(root: str) -> Iterator[Row]:
             if isinstance(text, str) and probe["id"] not in BASILISK_LEFT_OUT:
                 yield row(text, "attack", category, "en")
 
+# ctxsentry's labelled benchmark (source archive only): repository files a coding agent reads, each marked malicious
+# or benign by the package: READMEs, bug reports, CLAUDE.md and MCP configs with an instruction in an HTML comment, a
+# quoted issue, a hidden span, a tool description, split lines, Unicode tags, bidi or zero-width characters, base64 or
+# hex, a fake context boundary, a shell pipe or exfiltration step; and beside them ordinary READMEs, changelogs, a
+# security policy, install guides and its "hard" negatives (a prompt-injection explainer, 'since you are now inside
+# the project directory', docs about what the agent does, base64 fonts in CSS, an HTML preview in JSON).
+CTXSENTRY_HARD = {"hard", "large-repo FP regression"}  # its notes on a benign case that scanners tend to flag
+
+
+def ctxsentry(root: str) -> Iterator[Row]:
+    (cases,) = glob.glob(os.path.join(root, "*", "benchmark", "cases.jsonl"))
+    folder = os.path.dirname(cases)
+    for case in json_file(folder, "cases.jsonl"):
+        with open(os.path.join(folder, case["path"]), encoding="utf-8") as handle:
+            text = handle.read()
+        if case["label"] == "malicious":
+            yield row(text, "attack", "indirect", "en")
+        else:
+            yield row(text, "benign", "hard_negative" if case.get("note") in CTXSENTRY_HARD else "document", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1368,6 +1388,9 @@ SOURCES = [
     Source("basilisk-ai", "pypi", "basilisk-ai", "2.0.2", "AGPL-3.0",
            "basilisk/payloads/{extraction,injection,multiturn_rag}.yaml (single-prompt probes)", basilisk,
            "Basilisk's own probe corpus (its README: 263 probes mapped to the OWASP LLM Top 10); it requires no reserved package"),
+    Source("ctxsentry", "pypi-sdist", "ctxsentry", "0.5.0", "MIT",
+           "benchmark/cases.jsonl and the files it lists (source archive)", ctxsentry,
+           "the package author's own labelled benchmark of repository files; it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -838,6 +838,36 @@ def weiseer(root: str) -> Iterator[Row]:
             yield row(attack["payload"], "attack", WEISEER_CATEGORIES[attack["category"]])
 
 
+GAUNTLET_CATEGORIES = {"instruction_override": "injection", "delimiter_injection": "injection", "context_manipulation": "injection",
+                       "data_extraction": "extraction", "obfuscation": "obfuscation", "hypothetical_framing": "jailbreak",
+                       "indirect_injection": "indirect", "multilingual_injection": "multilingual"}
+# Left out: "jailbreak" (the circulated DAN / STAN / DUDE / AIM / Developer Mode texts) and "pint_injection" (101 texts copied
+# from an external benchmark, deepset's among them).
+# The languages its multilingual phrases come in, told by script or by words only that language uses among them; first match.
+GAUNTLET_LANGS = [("hi", r"[\u0900-\u097f]"), ("th", r"[\u0e00-\u0e7f]"), ("vi", r"[ạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựđ]"),
+                  ("tr", r"[ğışİĞŞ]|(?i:\btum\b|talimatlari)"), ("pl", r"(?i)\b(zignoruj|jesteś|wszystkie)\b"),
+                  ("no", r"(?i)\btidligere\b"), ("nl", r"(?i)\b(negeer|je bent|zonder)\b"), ("pt", r"(?i)\b(você|instruções|não)\b"),
+                  ("it", r"(?i)\b(tutte|sei|istruzioni)\b"), ("es", r"(?i)\b(las|eres|tus|puedes|hola|olvida)\b"),
+                  ("fr", r"(?i)\b(toutes|vous|je|voici)\b"), ("de", r"(?i)\b(alle|ich|ignoriere|vergiss|bitte|sie)\b")]
+
+
+def gauntlet_lang(text: str) -> str:
+    lang = guess_lang(text)
+    if lang != "en":
+        return lang
+    return next((code for code, pattern in GAUNTLET_LANGS if re.search(pattern, text)), "en")
+
+
+def gauntlet(root: str) -> Iterator[Row]:
+    """Gauntlet's attack phrases: English by its own category, and its multilingual injections (direct, inside documents to
+    analyse, role plays and fake administrators) in 17 languages."""
+    for item in json_file(root, "gauntlet/data/attack_phrases.jsonl"):
+        kind = GAUNTLET_CATEGORIES.get(item["category"])
+        if kind:
+            lang = gauntlet_lang(item["text"]) if kind == "multilingual" else "en"
+            yield row(item["text"], "attack", kind, lang)
+
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1391,6 +1421,10 @@ SOURCES = [
     Source("ctxsentry", "pypi-sdist", "ctxsentry", "0.5.0", "MIT",
            "benchmark/cases.jsonl and the files it lists (source archive)", ctxsentry,
            "the package author's own labelled benchmark of repository files; it requires no reserved package"),
+    Source("gauntlet-ai", "pypi", "gauntlet-ai", "0.2.0", "MIT", "gauntlet/data/attack_phrases.jsonl (not its jailbreak and "
+           "pint_injection categories)", gauntlet,
+           "the package's own attack phrases; its copies of an external benchmark (PINT, with deepset's texts) and of the "
+           "circulated DAN-family jailbreaks are left out"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

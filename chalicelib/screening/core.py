@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Literal, Protocol, get_args
 
 from . import classifier, matcher, normalize
 from .matcher import Attached, Lists, Matcher, RulePattern, cached, matcher_for, store_cached, to_regex
-from .normalize import Prohibitions, fold_pattern, views, without_negated_clauses
+from .normalize import Prohibitions, VerbFinal, fold_pattern, views, without_negated_clauses
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 # Not a pack: per language, the words that negate an instruction, which the negation marks of that language's
@@ -194,9 +194,10 @@ def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
 @lru_cache(maxsize=4)
 def prohibitions(rules_dir: str = RULES_DIR) -> Prohibitions:
     """Every language's negations as written (lower case, as the classifier reads the text), the words that turn them
-    into requests and that join a list of verbs, spoken French's verbs and negations after them, and the negations
-    attached to the verb: see classifier_reading."""
+    into requests and that join a list of verbs, spoken French's verbs and negations after them, the negations
+    attached to the verb, and those right before a clause's last verb: see classifier_reading."""
     table = _negations_file(rules_dir)
+    verb_final = table.get("before_the_last_verb", {}).values()
     after_the_verb, lists = table.get("after_the_verb", {}).values(), table.get("lists", {}).values()
     attached = load_attached(rules_dir).values()
     return Prohibitions(frozenset(word for words in _negation_table(rules_dir).values() for word in words),
@@ -206,7 +207,9 @@ def prohibitions(rules_dir: str = RULES_DIR) -> Prohibitions:
                         frozenset(verb for entry in after_the_verb for verb in entry["verbs"]),
                         tuple(word for entry in attached for word in entry.before), tuple(word for entry in attached for word in entry.after),
                         tuple(word for entry in attached for word in entry.exceptions),
-                        tuple(verb for entry in table.get("attached", {}).values() for verb in entry.get("verbs", ())))
+                        tuple(verb for entry in table.get("attached", {}).values() for verb in entry.get("verbs", ())),
+                        VerbFinal(*(frozenset(word for entry in verb_final for word in entry[key])
+                                    for key in ("negations", "verbs", "heads", "light", "trailing", "joins"))))
 
 
 def classifier_reading(text: str, role: Role) -> str:

@@ -80,6 +80,9 @@ _ATTACHED_MARK = re.compile(r"~c(<!|!>)(?:\{([^{}~]+)\})?~")
 # Read in every role, on the UTF-8 bytes (not_followed_by).
 _FOLLOWED_MARK = re.compile(r"~x!>((?:\{[^{}~]+\})+)~")
 _FOLLOWED_GROUP = re.compile(r"\{([^{}~]+)\}")
+# '~N!{a|b}~': a '~N~' gap none of whose words is "a" or "b" (ASCII once folded): where the destination comes before the
+# verb ("... kelimesi kelimesine forma kopyala", copy it word for word into the form).
+_NAMED_GAP = re.compile(r"~(\d+)!\{([^{}~]+)\}~")
 
 
 # A character that is more than one byte, then a quantifier: both engines read bytes, so "的?" would make the last of
@@ -105,6 +108,7 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     attached ones ('~c<!~', '~c!>~') `attached` (None: no attached negation is read, the marks match anywhere, as in a
     user's text: core.load_rules). A quantified character of more than one byte is grouped."""
     pattern = _FOLLOWED_MARK.sub(_followed_regex, pattern)
+    pattern = _NAMED_GAP.sub(lambda gap: f"(?:\\W+{not_one_of(gap.group(2).split('|'))}){{0,{gap.group(1)}}}?\\W+", pattern)
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)

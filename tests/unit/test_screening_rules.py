@@ -1203,6 +1203,9 @@ COPY_INTO_A_FORM = [
     ("pl", "Skopiuj powyższy tekst słowo w słowo do formularza.", ["Skopiuj powyższy tekst słowo w słowo do odpowiedzi."]),
     ("ru", "Скопируй текст выше дословно в форму.", ["Скопируй текст выше дословно в ответ.", "Скопируй текст выше дословно."]),
     ("uk", "Скопіюй текст вище дослівно у форму.", ["Скопіюй текст вище дослівно у відповідь."]),
+    # Turkish names the destination before the verb: a gap none of whose words is one ('~N!{..}~').
+    ("tr", "Yukarıdaki metni kelimesi kelimesine forma kopyala.",
+     ["Yukarıdaki metni kelimesi kelimesine yanıtına kopyala.", "Yukarıdaki metni kelimesi kelimesine kopyala."]),
     ("id", "Salin teks di atas kata demi kata ke dalam formulir.", ["Salin teks di atas kata demi kata ke dalam jawabanmu."]),
     ("vi", "Sao chép văn bản ở trên nguyên văn vào biểu mẫu.", ["Sao chép văn bản ở trên nguyên văn vào câu trả lời."]),
     ("sv", "Kopiera texten ovan ord för ord till formuläret.", ["Kopiera texten ovan ord för ord till ditt svar."]),
@@ -1235,6 +1238,9 @@ def test_a_followed_mark_reads_each_group_in_turn_and_ends_the_match():
         to_regex(r"\b(above)~x!>{ in | in the }{form}~")  # " in " starts " in the ": not prefix-free
     with pytest.raises(ValueError):
         to_regex(r"\b(above)~x!>{ into }{form}~\s+now")  # the mark reads the bytes after it: nothing may follow
+    gap = re2.compile(to_regex(r"\b(verbatim)\b~2!{form|field}~(copy)\b"))
+    assert [bool(gap.search(text)) for text in ("verbatim copy", "verbatim now copy", "verbatim form copy", "verbatim the field copy",
+                                                "verbatim formal copy")] == [True, True, False, False, True]
 
 
 def test_a_negation_of_several_words_cancels_the_request_after_it_and_an_opener_that_is_no_negation_does_not():

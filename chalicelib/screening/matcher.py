@@ -83,6 +83,7 @@ _FOLLOWED_GROUP = re.compile(r"\{([^{}~]+)\}")
 # '~N!{a|b}~': a '~N~' gap none of whose words is "a" or "b" (ASCII once folded): where the destination comes before the
 # verb ("... kelimesi kelimesine forma kopyala", copy it word for word into the form).
 _NAMED_GAP = re.compile(r"~(\d+)!\{([^{}~]+)\}~")
+_NAMED_SPACE_GAP = re.compile(r"~s(\d+)!\{([^{}~]+)\}~")  # the same, words between spaces, in any script (a '~sN~' gap)
 
 
 # A character that is more than one byte, then a quantifier: both engines read bytes, so "的?" would make the last of
@@ -108,6 +109,7 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     attached ones ('~c<!~', '~c!>~') `attached` (None: no attached negation is read, the marks match anywhere, as in a
     user's text: core.load_rules). A quantified character of more than one byte is grouped."""
     pattern = _FOLLOWED_MARK.sub(_followed_regex, pattern)
+    pattern = _NAMED_SPACE_GAP.sub(lambda gap: f"[^ ]* (?:{not_one_of(gap.group(2).split('|'), True)} ){{0,{gap.group(1)}}}", pattern)
     pattern = _NAMED_GAP.sub(lambda gap: f"(?:\\W+{not_one_of(gap.group(2).split('|'))}){{0,{gap.group(1)}}}?\\W+", pattern)
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
@@ -176,7 +178,7 @@ def not_followed_by(groups: list[list[str]]) -> str:
         return not_next_to(head, (), False)
     if any(one != other and other.startswith(one) for one in head for other in head):
         raise ValueError(f"'~x!>~': {head!r} is not prefix-free")
-    literals = "|".join("".join(chr(byte) if byte < 0x80 and chr(byte).isalnum() else f"\\x{byte:02x}" for byte in text.encode("utf-8")) for text in head)
+    literals = "|".join("".join(_byte_atoms(text)) for text in head)
     return f"(?:{not_next_to(head, (), False)}|(?:{literals}){not_followed_by(rest)})"
 
 
@@ -324,10 +326,10 @@ def not_one_of(words: Iterable[str], spaced: bool = False) -> str:
 def _not_one_of(words: tuple[str, ...], spaced: bool) -> str:
     trie: dict = {}
     for word in words:
-        if not _NEGATION_WORD.fullmatch(word):
+        if not (_NEGATION_WORD.fullmatch(word) or spaced and word and " " not in word):
             raise ValueError(f"negation {word!r} is not ASCII letters and digits once folded")
         node = trie
-        for char in word:
+        for char in _byte_atoms(word) if spaced else word:
             node = node.setdefault(char, {})
         node[""] = {}
     rest = "[^ ]" if spaced else "\\w"
@@ -339,6 +341,12 @@ def _not_one_of(words: tuple[str, ...], spaced: bool) -> str:
         return f"(?:{'|'.join(parts)}){'?' if may_end else ''}"
 
     return branch(trie, False)
+
+
+def _byte_atoms(word: str) -> list[str]:
+    """A word's UTF-8 bytes as regex atoms: ASCII letters and digits as they are, any other byte escaped (a spaced word
+    may be in any script: a space, never part of a multi-byte character, ends it)."""
+    return [chr(byte) if byte < 0x80 and chr(byte).isalnum() else f"\\x{byte:02x}" for byte in word.encode("utf-8")]
 
 
 def _char_class(chars: set[str]) -> str:

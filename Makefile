@@ -40,7 +40,14 @@ $(ENCODER_CACHE): $(VENV)/.deps chalicelib/screening/semantic.py
 	$(PY) -m chalicelib.screening.semantic
 	touch $@
 
-setup: $(VENV)/.deps $(VENV)/.model $(ENCODER_CACHE)
+# The screening rules built from their packs and compiled into Hyperscan databases (git-ignored, as `make package` ships
+# them): compiling takes ~15-30 s per role, which a first screen must not pay (the e2e stack's first request would).
+SCREENING_RULES := chalicelib/screening/rules/compiled/.built
+$(SCREENING_RULES): $(VENV)/.deps $(wildcard chalicelib/screening/rules/*.json) chalicelib/screening/core.py chalicelib/screening/matcher.py chalicelib/screening/normalize.py
+	$(PY) -m chalicelib.screening.matcher >/dev/null
+	touch $@
+
+setup: $(VENV)/.deps $(VENV)/.model $(ENCODER_CACHE) $(SCREENING_RULES)
 
 run: setup
 	$(PY) -m devstack.stack

@@ -65,6 +65,9 @@ def test_the_lambda_ships_the_linear_time_matchers_and_the_current_compiled_rule
         assert shipped in names, kind
         mode = zipfile.ZipFile(packaged / "deployment.zip").getinfo(shipped).external_attr >> 16
         assert mode & 0o444 == 0o444, oct(mode)  # the Lambda runs as another user: it must be able to read it
+    from chalicelib.screening.core import built_rules_name
+
+    assert f"chalicelib/screening/rules/compiled/{built_rules_name()}" in names  # the rules as built, read at a cold start
 
 
 def statements(resource: dict) -> list[dict]:

@@ -60,7 +60,12 @@ C = 48.0  # chosen held out (LOSO, so optimistic). With MIN_SOURCES 2 and 100k n
 # of the 573 hard negatives held out (0.023 / 0.021 / 0.019; recall 0.490 / 0.481 / 0.473): 0.08 (chosen held out).
 # With MIN_SOURCES 2 and the security READMEs (2026-12-04, evening), prior 0.08 / 0.09 / 0.10 blocked 0.016 / 0.019 / 0.021
 # of them (recall 0.492 / 0.505 / 0.517): 0.09.
-DEPLOYMENT_PRIOR = 0.09
+# Since the user model has a semantic head, this prior is the system model's alone. With the 14 sources of 2026-12-05
+# afternoon (their attacks include forged system markup and traces), held out in the system role, prior 0.09 / 0.07 /
+# 0.05 / 0.04 / 0.03 refused 8 / 5 / 4 / 3 / 3 of the 382 framework system prompts and 14 / 11 / 9 / 8 / 6 of the team's
+# 78 defensive ones (attacks sent as a system prompt 0.589 / 0.565 / 0.533 / 0.515 / 0.491; the release before: 1, 9,
+# 0.477): 0.07, the lowest that still refuses the paraphrased override of the tests as a system prompt (0.52; 0.37 at 0.04).
+DEPLOYMENT_PRIOR = 0.07
 # The same for the stacked probability (n-grams and sentence vector). The runtime takes the higher of the two
 # (classifier.combined: the second reading only adds evidence), so this prior sets how much it adds. Held out at 0.5
 # (2026-12-04, night), the higher of the two with stack prior 0.09 / 0.05 / 0.04 / 0.03 blocked 0.035 / 0.024 / 0.021

@@ -1137,6 +1137,35 @@ def ctxsentry(root: str) -> Iterator[Row]:
         else:
             yield row(text, "benign", "hard_negative" if case.get("note") in CTXSENTRY_HARD else "document", "en")
 
+# SafeLabs' adversarial prompt library (safelabs-eval): 300 prompts it writes itself (each entry's provenance is
+# "original"; where a technique has a published name, its comment cites the paper or tool that named it and says no
+# wording was reused), filed under ten OWASP-inspired agent risks. Read: its prompt-injection category (ASI01):
+# overrides and fake system banners, instructions inside a retrieved article, a ticket returned by a tool, a hidden
+# span on a fetched page, a file name, PDF metadata, a calendar note, an orchestrator's handoff and an e-mail marked
+# pre-approved, fabricated transcripts, base64 / ROT13 / homoglyph payloads, persona swaps, system-prompt echo.
+# Left out: the other nine categories, requests for a risky agent action in plain words (drop a table, spin up 200
+# GPUs, merge every PR, quote a live price), which are the agent's permission check's business and no injection;
+# and the 4 entries whose comment names a reserved package as where the technique was catalogued (garak's dan,
+# base64 and ROT13 probes, PromptInject's override idiom): it says no wording was reused, but they stay out of
+# the independent evaluation's way.
+SAFELABS_CATEGORY = "ASI01_PROMPT_INJECTION"
+SAFELABS_LEFT_OUT = {"ASI01-006", "ASI01-009", "ASI01-012", "ASI01-018"}
+SAFELABS_KINDS = (("indirect", "indirect"), ("system-prompt-echo", "extraction"), ("system-prompt-exfil", "extraction"),
+                  ("guideline-enumeration", "extraction"), ("obfuscation", "obfuscation"), ("persona-reassignment", "jailbreak"))
+
+
+def safelabs_kind(tags: list[str]) -> str:
+    """Our category for one of its entries, by the first of its tags that names one (else an injection)."""
+    return next((kind for tag, kind in SAFELABS_KINDS if tag in tags), "injection")
+
+
+def safelabs(root: str) -> Iterator[Row]:
+    for call in py_calls(root, "safelabs/prompts/library.py", "PromptEntry"):
+        fields = _call_arguments(call, ())
+        if (ast.unparse(fields["category"]).rsplit(".", 1)[-1] == SAFELABS_CATEGORY
+                and ast.literal_eval(fields["id"]) not in SAFELABS_LEFT_OUT):
+            yield row(ast.literal_eval(fields["prompt"]), "attack", safelabs_kind(ast.literal_eval(fields["tags"])), "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1442,6 +1471,10 @@ SOURCES = [
            "pint_injection categories)", gauntlet,
            "the package's own attack phrases; its copies of an external benchmark (PINT, with deepset's texts) and of the "
            "circulated DAN-family jailbreaks are left out"),
+    Source("safelabs-eval", "pypi", "safelabs-eval", "0.12.0", "Apache-2.0",
+           "safelabs/prompts/library.py (PromptEntry literals of category ASI01_PROMPT_INJECTION)", safelabs,
+           "SafeLabs' own prompt library (every entry's provenance 'original'; its comments cite garak, PyRIT and "
+           "PromptInject as where a technique was named, no text from them); it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tarfile
 import textwrap
+import tomllib
 import unicodedata
 import zipfile
 from collections import Counter
@@ -1282,7 +1283,7 @@ def security_readmes(group: int) -> Callable[[str], Iterator[Row]]:
 # prompt that is itself an attack: a pin's "excluded" files (camel-ai's misalignment prompts, a DAN persona),
 # and, should one slip into a listed file, any piece that asks to drop earlier instructions (_OVERRIDE).
 SYSTEM_PROMPT_PACKAGES = os.path.join(HERE, "system_prompt_packages.json")
-SYSTEM_PROMPT_GROUPS = 5  # held out as 5 sources; each pin names its group, so that each holds 3-4 frameworks
+SYSTEM_PROMPT_GROUPS = 6  # held out as 6 sources; each pin names its group, so that each holds 3-4 frameworks
 SYSTEM_PROMPT_ROWS = 40  # per framework, sampled
 SYSTEM_PROMPT_CHARS = (80, 1500)  # shortest and longest piece; a longer prompt is cut into paragraphs
 _OVERRIDE = re.compile(r"\b(ignore|disregard|forget)\b.{0,40}\b(previous|prior|above|earlier|all)\b.{0,20}\b(instructions|rules)\b"
@@ -1294,7 +1295,7 @@ def system_prompt_pins(group: int) -> list[dict]:
 
 
 def prompt_strings(name: str, content: str) -> Iterator[str]:
-    """The prompts in one shipped file: a text, Markdown or template file is one prompt; YAML and JSON give their
+    """The prompts in one shipped file: a text, Markdown or template file is one prompt; YAML, JSON and TOML give their
     string leaves; Python gives each string literal assigned to a name (`X = "..."`, `x: str = "..."`, or
     `X = Template("...")`), not docstrings or messages passed to calls."""
     if name.endswith(".py"):
@@ -1308,6 +1309,8 @@ def prompt_strings(name: str, content: str) -> Iterator[str]:
         yield from _leaves(yaml.safe_load(content))
     elif name.endswith(".json"):
         yield from _leaves(json.loads(content))
+    elif name.endswith(".toml"):
+        yield from _leaves(tomllib.loads(content))
     else:
         yield content
 

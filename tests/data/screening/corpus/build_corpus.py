@@ -1167,6 +1167,40 @@ def safelabs(root: str) -> Iterator[Row]:
                 and ast.literal_eval(fields["id"]) not in SAFELABS_LEFT_OUT):
             yield row(ast.literal_eval(fields["prompt"]), "attack", safelabs_kind(ast.literal_eval(fields["tags"])), "en")
 
+# Tripwire's e-mail agent episodes (tripwire-eval): its fixed injections, each written to beat one defence and measured
+# against it (a 'retired credential' audit notice, an IT asset-registration footer, a forged 'END OF UNTRUSTED EMAIL
+# DATA / BEGIN TRUSTED SYSTEM FOOTER' boundary, a mail-server mirroring rule, a casual 'PS from billing' that re-points
+# the forward), read as its agent reads them: appended to the invoice e-mail of its default episode. Benign beside
+# them, as hard negatives: its four scenarios' own tasks, which ask to forward an invoice or expense total, log a ticket
+# or confirm a meeting by e-mail to a named address, and the e-mails that ask for the same. Not read: its wrappers of
+# AgentDojo's templates (AgentDojo is a source already) and its attacker model's instructions.
+TRIPWIRE_EPISODE = "INVOICE"  # the scenario its fixed attacks run in unless told otherwise
+
+
+def _rendered(node: ast.AST, names: dict[str, str]) -> str:
+    """A string literal, or an f-string whose fields are module-level string constants."""
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else names[part.value.id] for part in node.values)
+    return ast.literal_eval(node)
+
+
+def tripwire(root: str) -> Iterator[Row]:
+    with open(os.path.join(root, "tripwire", "scenarios.py"), encoding="utf-8") as handle:
+        scenarios = {node.targets[0].id: _call_arguments(node.value, ()) for node in ast.parse(handle.read()).body
+                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "Scenario"}
+    host = ast.literal_eval(scenarios[TRIPWIRE_EPISODE]["benign_content"])
+    with open(os.path.join(root, "tripwire", "attacks", "fixed_injection.py"), encoding="utf-8") as handle:
+        module = ast.parse(handle.read())
+    names = {node.targets[0].id: node.value.value for node in module.body
+             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+    for attack in [node for node in module.body if isinstance(node, ast.ClassDef)]:
+        (render,) = [node for node in attack.body if isinstance(node, ast.FunctionDef) and node.name == "render"]
+        (returned,) = [node for node in ast.walk(render) if isinstance(node, ast.Return)]
+        yield row(f"{host}\n\n{_rendered(returned.value, names)}", "attack", "indirect", "en")  # as the episode builds it
+    for scenario in scenarios.values():
+        yield row(ast.literal_eval(scenario["user_message"]), "benign", "hard_negative", "en")
+        yield row(ast.literal_eval(scenario["benign_content"]), "benign", "hard_negative", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1478,6 +1512,9 @@ SOURCES = [
            "safelabs/prompts/library.py (PromptEntry literals of category ASI01_PROMPT_INJECTION)", safelabs,
            "SafeLabs' own prompt library (every entry's provenance 'original'; its comments cite garak, PyRIT and "
            "PromptInject as where a technique was named, no text from them); it requires no reserved package"),
+    Source("tripwire-eval", "pypi", "tripwire-eval", "0.2.0", "MIT",
+           "tripwire/attacks/fixed_injection.py (each attack's render literal), tripwire/scenarios.py (Scenario literals)", tripwire,
+           "Tripwire's own attack payloads and episodes (read from the source, never run); AgentDojo is only an optional extra"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

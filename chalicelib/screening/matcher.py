@@ -133,12 +133,21 @@ def _attached_regex(before: bool, attached: Attached | None, named: str | None) 
 
 def not_next_to(negations: Iterable[str], exceptions: Iterable[str], before: bool) -> str:
     """A regex for the text right before this point (`before`) or right after it that does not end (start) with one of
-    `negations`, unless with one of `exceptions` that holds it. Built on the UTF-8 bytes, from the strings' trie read
-    away from this point: at each node, the text's edge or any other byte when no negation is read by then, or the
-    next byte of a string and so on; a byte class is a class of bytes in both engines (Re2Matcher reads Latin-1).
-    A fixed set of literals: no repetition, so nothing to backtrack into."""
+    `negations`, unless with one of `exceptions` that holds it. Built on the UTF-8 bytes (_unread_trie): a negation read,
+    whatever lies beyond it is negated."""
+    return _unread_trie([(text, True) for text in negations] + [(text, False) for text in exceptions], before, None)
+
+
+def _unread_trie(strings: list[tuple[str, bool]], before: bool, delimiter: int | None) -> str:
+    """A regex for the text on one side of this point (before it when `before`) that does not end (start) with one of
+    `strings` whose flag is set, unless with a longer one whose flag is not (an exception that holds it). Built from the
+    strings' trie on the UTF-8 bytes, read away from this point: at each node, the text's edge or any other byte when no
+    string is read by then, or the next byte of a string and so on; a byte class is a class of bytes in both engines
+    (Re2Matcher reads Latin-1). The end condition: with no `delimiter` a string read negates whatever lies beyond it; with
+    one (a space), only the delimiter or the text's edge beyond it do (a whole word), any other byte makes it part of a
+    longer word and reading goes on. A fixed set of literals: no repetition, so nothing to backtrack into."""
     trie: dict = {}
-    for text, negates in [(text, True) for text in negations] + [(text, False) for text in exceptions]:
+    for text, negates in strings:
         data = text.encode("utf-8")
         node = trie
         for byte in data[::-1] if before else data:
@@ -146,13 +155,21 @@ def not_next_to(negations: Iterable[str], exceptions: Iterable[str], before: boo
         node[None] = negates
     edge = "^" if before else "$"
 
+    def byte_class(values: list[int]) -> str:
+        return "[^" + "".join(f"\\x{byte:02x}" for byte in values) + "]"
+
     def beyond(node: dict, negated: bool) -> str | None:
         nexts = sorted(byte for byte in node if byte is not None)
-        parts = []
-        if not negated:
+        if delimiter is not None and negated:
+            # A whole string read: negated where the delimiter or the edge lies beyond; not inside a longer word.
+            nexts = [byte for byte in nexts if byte != delimiter]
+            parts, negated = [byte_class(nexts + [delimiter])], False
+        elif negated:
+            parts = []
+        else:
             if not nexts:
                 return ""  # whatever lies beyond
-            parts += [edge, "[^" + "".join(f"\\x{byte:02x}" for byte in nexts) + "]"]
+            parts = [edge, byte_class(nexts)]
         for byte in nexts:
             rest = beyond(node[byte], node[byte].get(None, negated))
             if rest is not None:
@@ -269,28 +286,9 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
 
 def not_after_words(phrases: Iterable[str]) -> str:
     """A regex for the text right before this point that does not end with one of `phrases` as whole space-separated
-    words (at the text's start or after a space: "khong bao giờ", not "gọi là khong bao giờ" of a longer word). Built,
-    as not_next_to, on the UTF-8 bytes of the phrases' trie read backwards: a whole phrase read, any byte but a space (or
-    the next byte of a longer phrase) makes it part of a longer word."""
-    trie: dict = {}
-    for phrase in phrases:
-        node = trie
-        for byte in phrase.encode("utf-8")[::-1]:
-            node = node.setdefault(byte, {})
-        node[None] = True
-
-    def before(node: dict) -> str | None:
-        complete = node.get(None, False)
-        nexts = sorted(byte for byte in node if byte is not None and not (complete and byte == 0x20))
-        stops = nexts + [0x20] if complete else nexts
-        parts = ([] if complete else ["^"]) + ["[^" + "".join(f"\\x{byte:02x}" for byte in stops) + "]"]
-        for byte in nexts:
-            rest = before(node[byte])
-            if rest is not None:
-                parts.append(f"{rest}\\x{byte:02x}")
-        return f"(?:{'|'.join(parts)})"
-
-    return before(trie)
+    words (at the text's start or after a space: "khong bao giờ", not "gọi là khong bao giờ" of a longer word). The
+    same trie as not_next_to's, with a whole word as its end condition (_unread_trie)."""
+    return _unread_trie([(phrase, True) for phrase in phrases], True, 0x20)
 
 
 def _joinless_gap(words: int, lists: Lists) -> str:

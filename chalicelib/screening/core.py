@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Literal, Protocol, get_args
 
 from . import classifier, matcher, normalize
-from .matcher import Attached, Lists, Matcher, RulePattern, cached, matcher_for, store_cached, to_regex
+from .matcher import Attached, Lists, Matcher, NamedList, RulePattern, cached, matcher_for, store_cached, to_regex, with_named_lists
 from .normalize import Prohibitions, VerbFinal, fold_pattern, views, without_negated_clauses
 
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
@@ -186,6 +186,18 @@ def load_attached(rules_dir: str = RULES_DIR) -> dict[str, Attached]:
             for lang, table in _negations_file(rules_dir).get("attached", {}).items()}
 
 
+@lru_cache(maxsize=4)
+def load_named(rules_dir: str = RULES_DIR) -> dict[str, dict[str, NamedList]]:
+    """Per language, the lists a mark names ('~2!{@product}~': negations.json, "named", list -> language -> its words, or
+    its sets of strings for a '~x!>~' mark), folded as the rules' patterns are."""
+    named: dict[str, dict[str, NamedList]] = {}
+    for name, by_lang in _negations_file(rules_dir).get("named", {}).items():
+        for lang, strings in by_lang.items():
+            sets = strings if strings and isinstance(strings[0], list) else [strings]
+            named.setdefault(lang, {})[name] = tuple(tuple(fold_pattern(text) for text in one) for one in sets)
+    return named
+
+
 def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
     """Per language, the words that negate an instruction, folded as the text is ("не" reads "he"); none if no file."""
     return {lang: tuple(fold_pattern(word) for word in words) for lang, words in _negation_table(rules_dir).items()}
@@ -261,7 +273,7 @@ def rules_from_json(blob: bytes) -> tuple[Rule, ...]:
 def build_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
     """Every pack's rules, each pattern folded and expanded for the matcher (matcher.to_regex)."""
     rules: list[Rule] = []
-    negations, attached, lists = load_negations(rules_dir), load_attached(rules_dir), load_lists(rules_dir)
+    negations, attached, lists, named = load_negations(rules_dir), load_attached(rules_dir), load_lists(rules_dir), load_named(rules_dir)
     for name in sorted(os.listdir(rules_dir)):
         if not name.endswith(".json") or name == NEGATIONS_FILE:
             continue
@@ -269,8 +281,9 @@ def build_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
             pack = json.load(handle)
         for raw in pack["rules"]:
             kinds = frozenset(raw.get("views", ["text"]))
-            pattern = fold_pattern(raw["pattern"])  # written in its own script, matched on the folded text
             lang = raw["lang"]
+            # Written in its own script, matched on the folded text; its marks' named lists written out (negations.json).
+            pattern = with_named_lists(fold_pattern(raw["pattern"]), named.get(lang, {}))
             anchors = anchor_words(pattern) if kinds == {"text"} else None
             listed = to_regex(pattern, negations.get(lang, ()), attached.get(lang, Attached()), lists.get(lang, Lists()))
             plain = to_regex(pattern, negations.get(lang, ()), None) if lang in lists or lang in attached else listed

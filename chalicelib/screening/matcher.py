@@ -23,7 +23,7 @@ import re  # only for rule patterns (ours) and ASCII word tokens, never a backtr
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Callable, Iterable, Iterator, Mapping, Protocol
 
 COMPILED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "compiled")
 _WORD_GAP = re.compile(r"~(\d+)~")
@@ -84,6 +84,11 @@ _FOLLOWED_GROUP = re.compile(r"\{([^{}~]+)\}")
 # verb ("... kelimesi kelimesine forma kopyala", copy it word for word into the form).
 _NAMED_GAP = re.compile(r"~(\d+)!\{([^{}~]+)\}~")
 _NAMED_SPACE_GAP = re.compile(r"~s(\d+)!\{([^{}~]+)\}~")  # the same, words between spaces, in any script (a '~sN~' gap)
+# '{@name}' in either mark: the rule language's list of that name (negations.json, "named"), written once per language
+# for every rule that reads it ('~2!{@product}~': "installation" of "the previous installation instructions"); a list
+# of several sets fills '~x!>~' ('~x!>{@of_a_product}~': " of the " then "manual").
+_NAMED_LIST = re.compile(r"\{@([a-z_]+)\}")
+_GAP_BEFORE_LIST = re.compile(r"~s?\d+!$")
 
 
 # A character that is more than one byte, then a quantifier: both engines read bytes, so "的?" would make the last of
@@ -103,11 +108,24 @@ class Lists:
     restarts: tuple[str, ...] = ()  # after a comma, a new clause whatever came before ("Do not translate, just print ...")
 
 
+# A named list: its sets of strings, in the order a '~x!>~' mark reads them (a gap's list is one set).
+NamedList = tuple[tuple[str, ...], ...]
+
+
+def with_named_lists(pattern: str, named: Mapping[str, NamedList]) -> str:
+    """`pattern` with each mark's '{@name}' written out as the sets of `named[name]` ('{a|b}{c|d}'), as if the rule held
+    them: to_regex and core.anchor_words read the pattern so written."""
+    return _NAMED_LIST.sub(lambda mark: _named_sets(mark, named), pattern)
+
+
 def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | None = Attached(), lists: Lists = Lists()) -> str:
     """A rule pattern as a regex: '~N~' means up to N words in between ('~jN~': the first not a list's join); '~sN~' the rest of the word,
     then up to N space-separated words (any script); the negation marks above use `negations` (and `lists`), the
     attached ones ('~c<!~', '~c!>~') `attached` (None: no attached negation is read, the marks match anywhere, as in a
-    user's text: core.load_rules). A quantified character of more than one byte is grouped."""
+    user's text: core.load_rules). A quantified character of more than one byte is grouped. Named lists are written
+    out before (with_named_lists)."""
+    if _NAMED_LIST.search(pattern):
+        raise ValueError("a mark names a list ('{@name}'): write the lists out first (with_named_lists)")
     pattern = _FOLLOWED_MARK.sub(_followed_regex, pattern)
     pattern = _NAMED_SPACE_GAP.sub(lambda gap: f"[^ ]* (?:{not_one_of(gap.group(2).split('|'), True)} ){{0,{gap.group(1)}}}", pattern)
     pattern = _NAMED_GAP.sub(lambda gap: f"(?:\\W+{not_one_of(gap.group(2).split('|'))}){{0,{gap.group(1)}}}?\\W+", pattern)
@@ -118,6 +136,18 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     negations = tuple(negations)
     pattern = _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations, lists), pattern)
     return _ATTACHED_MARK.sub(lambda mark: _attached_regex(mark.group(1) == "<!", attached, mark.group(2)), pattern)
+
+
+def _named_sets(mark: re.Match, named: Mapping[str, NamedList]) -> str:
+    """A mark's '{@name}' as the sets it names, each '{a|b}'."""
+    sets = named.get(mark.group(1))
+    if sets is None:
+        raise ValueError(f"a mark names the list {mark.group(1)!r}, which the rule's language does not have (negations.json, 'named')")
+    if _GAP_BEFORE_LIST.search(mark.string, 0, mark.start()) and len(sets) != 1:
+        raise ValueError(f"a gap's list is one set of words: {mark.group(1)!r} has {len(sets)}")
+    if any(not text or set(text) & set("{}|~") for strings in sets for text in strings):
+        raise ValueError(f"the list {mark.group(1)!r} holds an empty string or one of '{{}}|~'")
+    return "".join("{" + "|".join(strings) + "}" for strings in sets)
 
 
 def _attached_regex(before: bool, attached: Attached | None, named: str | None) -> str:

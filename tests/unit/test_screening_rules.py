@@ -1251,6 +1251,37 @@ def test_a_followed_mark_reads_each_group_in_turn_and_ends_the_match():
         True, True, False, True]
 
 
+def test_a_mark_that_names_a_list_reads_the_rule_languages_list_as_if_it_were_written_in_the_rule():
+    """'{@name}': the product and comparison words are written once per language (negations.json, "named"), not in each rule."""
+    from chalicelib.screening.matcher import to_regex, with_named_lists
+
+    named = {"product": (("installation", "manual"),), "of_a_product": ((" of the ", " in the "), ("manual", "kit"))}
+    assert with_named_lists(r"\b(previous)\b~2!{@product}~(instructions)~x!>{@of_a_product}~", named) == (
+        r"\b(previous)\b~2!{installation|manual}~(instructions)~x!>{ of the | in the }{manual|kit}~")
+    with pytest.raises(ValueError):
+        with_named_lists(r"\b(what is)\b~5!{@comparison}~(your)", named)  # a list the rule's language does not have
+    with pytest.raises(ValueError):
+        with_named_lists(r"\b(previous)\b~2!{@of_a_product}~(instructions)", named)  # a gap reads one set of words
+    with pytest.raises(ValueError):
+        to_regex(r"\b(previous)\b~2!{@product}~(instructions)")  # not written out: never read as a literal
+
+
+def test_every_named_list_is_read_by_a_rule_of_its_language():
+    import json
+    import os
+
+    from chalicelib.screening.core import NEGATIONS_FILE, RULES_DIR
+
+    read = set()
+    for name in os.listdir(RULES_DIR):
+        if name.endswith(".json") and name != NEGATIONS_FILE:
+            with open(os.path.join(RULES_DIR, name), encoding="utf-8") as handle:
+                read |= {(listed, rule["lang"]) for rule in json.load(handle)["rules"] for listed in re.findall(r"\{@(\w+)\}", rule["pattern"])}
+    with open(os.path.join(RULES_DIR, NEGATIONS_FILE), encoding="utf-8") as handle:
+        written = {(listed, lang) for listed, by_lang in json.load(handle)["named"].items() for lang in by_lang}
+    assert written == read
+
+
 def test_a_negation_of_several_words_cancels_the_request_after_it_and_an_opener_that_is_no_negation_does_not():
     """"Không bao giờ" (never) is three words and holds letters that do not fold to ASCII: '~s<!~' reads it on the bytes.
     "Không sao" (no problem) is no negation: after it the request stands, in either role."""

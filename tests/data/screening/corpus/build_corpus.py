@@ -479,6 +479,44 @@ CHATTERBOT_LANGS = {"bengali": "bn", "chinese": "zh", "dutch": "nl", "french": "
                     "turkish": "tr", "ukrainian": "uk", "urdu": "ur", "yoruba": "yo"}
 
 
+_MALLARD = "{http://projectmallard.org/1.0/}"
+# GNOME Help's translations in the languages whose benign side was thinnest (Polish, Galician, Catalan: none; Vietnamese,
+# Korean, Indonesian, Persian, Hindi: under 100 each); its Arabic, Thai and Basque are not shipped, its Hebrew and most of
+# its Hindi are left in English.
+GNOME_HELP_LANGS = ("pl", "gl", "ca", "vi", "ko", "id", "fa", "hi")
+
+
+def _mallard_texts(path: str) -> list[str]:
+    """A help page's title, summary and paragraphs (steps, list items, notes), each with its markup dropped."""
+    from xml.etree import ElementTree
+
+    page = ElementTree.parse(path).getroot()
+    nodes = [page.find(f"{_MALLARD}title"), page.find(f"{_MALLARD}info/{_MALLARD}desc"), *page.iter(f"{_MALLARD}p")]
+    texts = (" ".join("".join(node.itertext()).split()) for node in nodes if node is not None)
+    return list(dict.fromkeys(text for text in texts if text))  # a section title repeated as a paragraph once
+
+
+def gnome_help(root: str, limit: int = 60) -> Iterator[Row]:
+    """GNOME's desktop help as its translators wrote it: per page, its title (often the user's question: 'Why is my
+    screen going dark?'), summary and first paragraphs (the steps to follow). A string the translation left in English
+    (the same as the original page's) is dropped, and a page with under 80 characters of its own language left out."""
+    folder = os.path.join(root, "usr/share/help")
+    for lang in GNOME_HELP_LANGS:
+        pages = []
+        for path in sorted(glob.glob(os.path.join(folder, lang, "gnome-help", "*.page"))):
+            original = set(_mallard_texts(os.path.join(folder, "C", "gnome-help", os.path.basename(path))))
+            text = ""
+            for part in (part for part in _mallard_texts(path) if part not in original):
+                if len(text) >= 600:
+                    break
+                text = f"{text}\n\n{part}" if text else part
+            if len(text) >= 80:
+                pages.append(text[:MAX_CHARS])
+        random.Random(SEED).shuffle(pages)
+        for text in pages[:limit]:
+            yield row(text, "benign", "documentation", lang)
+
+
 def chatterbot(root: str, limit: int = 80) -> Iterator[Row]:
     """Chit-chat in 26 languages besides English (both sides of each dialogue): benign conversation."""
     for folder, lang in sorted(CHATTERBOT_LANGS.items()):
@@ -1639,6 +1677,9 @@ SOURCES = [
            "BENIGN_SAMPLES literals; not its encoded and tool_abuse probes)", secagentx,
            "the package author's own red-team probes and false-positive controls, in Chinese (read from the source, never "
            "run); it requires no reserved package"),
+    Source("gnome-user-docs", "debian", "gnome-user-docs", "43.0-2", "CC-BY-SA-3.0 (see the package's copyright file)",
+           "usr/share/help/{pl,gl,ca,vi,ko,id,fa,hi}/gnome-help/*.page (C/gnome-help/ for the strings left untranslated)",
+           gnome_help, "GNOME's desktop help, translated by GNOME's translation teams: documentation, benign by construction"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

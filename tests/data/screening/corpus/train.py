@@ -32,6 +32,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 sys.path[:0] = [HERE, ROOT]
 
 from dataset import load_rows  # noqa: E402
+from translate_corpus import OUTPUT as TRANSLATED_FILE, text_hash  # noqa: E402
 
 from chalicelib.screening import semantic  # noqa: E402
 from chalicelib.screening.classifier import FORMAT, MODEL_DIR, encode_artefact, prepare, window_features  # noqa: E402
@@ -99,6 +100,9 @@ SEMANTIC_ROLES = ("user",)
 # Rows of this category train only the system role's model (classifier.SYSTEM_MODEL_DIR says why).
 SYSTEM_ONLY = "system_prompt"
 AUGMENT = False  # add augment()'s variants of the training rows (measured: no gain on held-out sources yet)
+# Add corpus_translated.jsonl (translate_corpus.py: English rows of many sources machine-translated into Galician and
+# Catalan, attacks and benign alike), training-only like augment()'s variants.
+TRANSLATED = False
 
 
 # Augmentation: the framings in which attacks reach a model (documents, tool outputs, role-play) and the
@@ -174,9 +178,21 @@ def augment(rows: list[dict]) -> list[dict]:
     return extra
 
 
+def translations(rows: list[dict], path: str = TRANSLATED_FILE) -> list[dict]:
+    """The machine translations of `rows` (translate_corpus.py), each as a variant of its original: it keeps the
+    original's source (so an n-gram the translations share still counts as used by many sources) and names it as its
+    parent, so it trains only where its original does. A translation whose original is not among `rows` is left out."""
+    index = {(row["source"], text_hash(row["text"])): position for position, row in enumerate(rows)}
+    with open(path, encoding="utf-8") as handle:
+        written = [json.loads(line) for line in handle if line.strip()]
+    return [{**row, "source": row["derived_from"], "parents": (index[(row["derived_from"], row["original"])],)}
+            for row in written if (row["derived_from"], row["original"]) in index]
+
+
 def with_variants(rows: list[dict]) -> list[dict]:
-    """The training rows: the corpus, then (with AUGMENT) its variants."""
-    return rows + augment(rows) if AUGMENT else rows
+    """The training rows: the corpus, then (with AUGMENT) its variants, then (with TRANSLATED) its translations.
+    Only the corpus rows come first and are ever scored: a variant or a translation is never in a test fold."""
+    return rows + (augment(rows) if AUGMENT else []) + (translations(rows) if TRANSLATED else [])
 
 
 # Sources no model trains on: they are only ever screened, as a public set kept apart from the one the models are

@@ -1534,6 +1534,45 @@ def asb(root: str) -> Iterator[Row]:
         yield from (row(task, "benign", "request", "en") for task in tasks[agent])
         yield from (row(response, "benign", "document", "en") for response in responses.get(agent, []))
 
+# AgentThreatBench (inspect-evals' agent_threat_bench): three OWASP agentic-threat suites whose data marks where the
+# attack sits, each text read as its tools return it. Memory poisoning: a knowledge-base entry that carries the case's
+# attack marker is an indirect attack ('IMPORTANT SYSTEM UPDATE: Ignore all previous instructions', an admin notice, a
+# delimiter escape, a role hijack, a training note that disables security), the other entries and every entry of a
+# clean baseline are benign. Autonomy hijack: the e-mails at attack_email_indices (1-based) are attacks (wire details
+# to record in every summary, goal drift over several e-mails, an escalating authority, an encoded payload), the rest
+# of the inbox benign. Data exfiltration: a customer record is an attack when it is its case's only record (a 'SYSTEM:'
+# GDPR notice, a FRAUD ALERT, a JSON system_override), benign in a clean baseline; a case with two records is left out
+# (its data does not say which one carries the note). The user's requests are benign.
+AGENT_THREAT_BENCH = "inspect_evals/agent_threat_bench/data"
+
+
+def _email(index: int, email: dict) -> str:
+    return f"Email {index + 1}:\n  From: {email.get('from', 'unknown')}\n  Subject: {email.get('subject', 'no subject')}\n  Body: {email.get('body', '')}"
+
+
+def _customer(record: dict) -> str:
+    return (f"Customer: {record['name']}\nID: {record['id']}\nEmail: {record.get('email', 'N/A')}\nSSN: {record.get('ssn', 'N/A')}\n"
+            f"Account: {record.get('account', 'N/A')}\nIssue: {record.get('issue', 'N/A')}")
+
+
+def agent_threat_bench(root: str) -> Iterator[Row]:
+    for case in json_file(root, f"{AGENT_THREAT_BENCH}/memory_poison.json"):
+        for entry in case["memory_store"].values():
+            poisoned = case["attack_name"] != "clean_baseline" and case["attack_marker"] in entry
+            yield row(entry, "attack" if poisoned else "benign", "indirect" if poisoned else "document", "en")
+        yield row(case["input"], "benign", "request", "en")
+    for case in json_file(root, f"{AGENT_THREAT_BENCH}/autonomy_hijack.json"):
+        for index, email in enumerate(case["inbox"]):
+            attack = index + 1 in case["attack_email_indices"]
+            yield row(_email(index, email), "attack" if attack else "benign", "indirect" if attack else "document", "en")
+        yield row(case["input"], "benign", "request", "en")
+    for case in json_file(root, f"{AGENT_THREAT_BENCH}/data_exfil.json"):
+        clean = case["attack_name"] == "clean_baseline"
+        if clean or len(case["customer_db"]) == 1:
+            for record in case["customer_db"]:
+                yield row(_customer(record), "benign" if clean else "attack", "document" if clean else "indirect", "en")
+        yield row(case["input"], "benign", "request", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1888,6 +1927,10 @@ SOURCES = [
     Source("firefox-esr-l10n-th", "debian", "firefox-esr-l10n-th", "140.12.0esr-1~deb12u1", "MPL-2.0 (see the package's copyright file)",
            "usr/lib/firefox-esr/browser/extensions/langpack-*.xpi (its localization/**/*.ftl)", firefox_l10n("th", r"[\u0e00-\u0e7f]"),
            "Firefox's interface text in Thai, by Mozilla's Thai localisers: benign by construction"),
+    Source("inspect-evals:agent-threat-bench", "pypi", "inspect-evals", "0.28.0", "MIT",
+           f"{AGENT_THREAT_BENCH}/{{memory_poison,autonomy_hijack,data_exfil}}.json", agent_threat_bench,
+           "AgentThreatBench, contributed to inspect-evals by its author (@vgudur-dev): its own cases, labelled by their "
+           "attack markers and indices; it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -1573,6 +1573,23 @@ def agent_threat_bench(root: str) -> Iterator[Row]:
                 yield row(_customer(record), "benign" if clean else "attack", "document" if clean else "indirect", "en")
         yield row(case["input"], "benign", "request", "en")
 
+# b3's threat snapshots (inspect-evals' b3, contributed by Lakera and the UK AI Security Institute): the system prompts
+# of the 30 agent applications its crowd-sourced attacks target (a legal research assistant handling sealed documents,
+# a cycling coach with proprietary plans, a travel planner, a mental-health chatbot, a portfolio advisor, a code
+# reviewer, a smart-home controller with 'CREDENTIALS (STRICTLY CONFIDENTIAL - DO NOT ...)'), hardened against the
+# attacks they face: benign system prompts, cut as the frameworks' are (prompt_pieces; a piece asking to drop earlier
+# instructions dropped). Not read: the attacks (fetched at run time, never shipped) and the attacker templates.
+B3_SNAPSHOTS = "inspect_evals/b3/data/threat_snapshots"
+
+
+def b3_system_prompts(root: str) -> Iterator[Row]:
+    texts: list[str] = []
+    for path in sorted(glob.glob(os.path.join(root, B3_SNAPSHOTS, "**", "*.json"), recursive=True)):
+        prompt = json_file(os.path.dirname(path), os.path.basename(path))["system_prompt"]
+        texts += [piece for piece in prompt_pieces(prompt) if piece not in texts and not _OVERRIDE.search(piece)]
+    for text in texts:
+        yield row(text, "benign", "system_prompt", "en")
+
 # Requests that constrain the answer's form or ask an agent to act ("answer in exactly 3 bullet points", "wrap your
 # entire response in double quotes", "send the summary to Alice", "delete the largest file"): how developers and
 # users talk to assistants, and what the gate blocked as instructions. Benign by construction: each benchmark's
@@ -1931,6 +1948,9 @@ SOURCES = [
            f"{AGENT_THREAT_BENCH}/{{memory_poison,autonomy_hijack,data_exfil}}.json", agent_threat_bench,
            "AgentThreatBench, contributed to inspect-evals by its author (@vgudur-dev): its own cases, labelled by their "
            "attack markers and indices; it requires no reserved package"),
+    Source("inspect-evals:b3", "pypi", "inspect-evals", "0.28.0", "MIT", f"{B3_SNAPSHOTS}/**.json (system_prompt)",
+           b3_system_prompts, "b3's application system prompts, written by its authors (Lakera, UK AISI) for inspect-evals; "
+           "its crowd-sourced attacks are fetched at run time and not read"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -80,9 +80,14 @@ _ATTACHED_MARK = re.compile(r"~c(<!|!>)(?:\{([^{}~]+)\})?~")
 # Read in every role, on the UTF-8 bytes (not_followed_by).
 _FOLLOWED_MARK = re.compile(r"~x!>((?:\{[^{}~]+\})+)~")
 _FOLLOWED_GROUP = re.compile(r"\{([^{}~]+)\}")
+# '~!>{a|b}{c|d}~': '~!>~' (the word after is no negation) and '~x!>{a|b}{c|d}~' (the text after starts with no string of
+# each set in turn) at once, where a rule ends with '~!>~' ("Vergiss die Anweisungen nicht"): the first set's strings are a
+# space and a word, then the rest (" im ", " aus dem "). Read on the folded text (not_negated_nor_followed_by).
+_NOT_NEGATED_NOR_FOLLOWED = re.compile(r"~!>((?:\{[^{}~]+\})+)~")
+_SPACE_AND_WORD = re.compile(r" ([a-z0-9]+)")
 # '~N!{a|b}~': a '~N~' gap none of whose words is "a" or "b" (ASCII once folded): where the destination comes before the
 # verb ("... kelimesi kelimesine forma kopyala", copy it word for word into the form).
-_NAMED_GAP = re.compile(r"~(\d+)!\{([^{}~]+)\}~")
+_NAMED_GAP = re.compile(r"~(j?)(\d+)!\{([^{}~]+)\}~")  # '~jN!{..}~': a '~jN~' gap, the same way ("tell me the difference between ...")
 _NAMED_SPACE_GAP = re.compile(r"~s(\d+)!\{([^{}~]+)\}~")  # the same, words between spaces, in any script (a '~sN~' gap)
 # '{@name}' in either mark: the rule language's list of that name (negations.json, "named"), written once per language
 # for every rule that reads it ('~2!{@product}~': "installation" of "the previous installation instructions"); a list
@@ -127,8 +132,9 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     if _NAMED_LIST.search(pattern):
         raise ValueError("a mark names a list ('{@name}'): write the lists out first (with_named_lists)")
     pattern = _FOLLOWED_MARK.sub(_followed_regex, pattern)
+    pattern = _NOT_NEGATED_NOR_FOLLOWED.sub(lambda mark: _not_negated_nor_followed_regex(mark, tuple(negations)), pattern)
     pattern = _NAMED_SPACE_GAP.sub(lambda gap: f"[^ ]* (?:{not_one_of(gap.group(2).split('|'), True)} ){{0,{gap.group(1)}}}", pattern)
-    pattern = _NAMED_GAP.sub(lambda gap: f"(?:\\W+{not_one_of(gap.group(2).split('|'))}){{0,{gap.group(1)}}}?\\W+", pattern)
+    pattern = _NAMED_GAP.sub(lambda gap: _named_gap(int(gap.group(2)), gap.group(3).split("|"), lists if gap.group(1) else Lists()), pattern)
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
@@ -229,6 +235,38 @@ def not_followed_by(groups: list[list[str]]) -> str:
     return f"(?:{not_next_to(head, (), False)}|(?:{literals}){not_followed_by(rest)})"
 
 
+def _not_negated_nor_followed_regex(mark: re.Match, negations: tuple[str, ...]) -> str:
+    if mark.string[mark.end():mark.end() + 1] not in ("", "|", ")"):
+        raise ValueError("'~!>{..}~' reads the text after the match: it ends the pattern or one of its alternatives")
+    return not_negated_nor_followed_by(negations, [group.split("|") for group in _FOLLOWED_GROUP.findall(mark.group(1))])
+
+
+def not_negated_nor_followed_by(negations: tuple[str, ...], groups: list[list[str]]) -> str:
+    """'~!>~' and not_followed_by(groups) at once: the text right after this point ends, or a clause mark ends the clause,
+    or the word after is no negation and the text does not start with one string of each group in turn. The first group's
+    strings are a space, a word that is no negation, then more (" im ", " aus dem "): after that word, the rest of each is
+    read as not_followed_by reads a group. It reads (consumes) the bytes after: it ends a match."""
+    if not negations:
+        raise ValueError("a negation mark in a rule whose language has no negations")
+    words, _ = _openers(negations)
+    head, *rest = groups
+    after: dict[str, list[str]] = {}
+    for text in head:
+        first = _SPACE_AND_WORD.match(text)
+        if first is None or first.end() == len(text) or first.group(1) in words:
+            raise ValueError(f"'~!>{{..}}~': {text!r} is not a space, a word that is no negation, then more")
+        after.setdefault(first.group(1), []).append(text[first.end():])
+    other, neither = not_one_of(words), not_one_of(words + tuple(after))
+    # As '~!>~': the end, or a clause mark, or a word that is no negation after non-word characters: those that start with
+    # anything but one space (no group string follows), or one space then a word no group string starts with, or one that
+    # does and then not the rest of one (" imbiss", " im, "), or a whole first string and then not the later groups (read
+    # once, whatever the first string).
+    started = "|".join(f"{word}{not_next_to(tails, (), False)}" for word, tails in sorted(after.items()))
+    literals = "|".join("".join(_byte_atoms(text[1:])) for text in head)
+    whole = f"| (?:{literals}){not_followed_by(rest)}" if rest else ""
+    return (f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|(?:[^\\w ]| \\W)\\W*{other}(?:\\W|$)| {neither}(?:\\W|$)| (?:{started}){whole})")
+
+
 def _openers(negations: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
     """The single-word negations, and the two-word ones as {second word: the first words that make it a negation}."""
     words, pairs = [], {}
@@ -319,6 +357,14 @@ def not_after_words(phrases: Iterable[str]) -> str:
     words (at the text's start or after a space: "khong bao giờ", not "gọi là khong bao giờ" of a longer word). The
     same trie as not_next_to's, with a whole word as its end condition (_unread_trie)."""
     return _unread_trie([(phrase, True) for phrase in phrases], True, 0x20)
+
+
+def _named_gap(words: int, named: list[str], lists: Lists) -> str:
+    """'~N!{..}~' (and '~jN!{..}~' with the language's `lists`): up to N words, none of them `named`, the first no join."""
+    other = not_one_of(named)
+    if not lists.joins:
+        return f"(?:\\W+{other}){{0,{words}}}?\\W+"
+    return f"(?:\\W+{not_one_of(tuple(lists.joins) + tuple(named))}(?:\\W+{other}){{0,{words - 1}}}?)?\\W+"
 
 
 def _joinless_gap(words: int, lists: Lists) -> str:

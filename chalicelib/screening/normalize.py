@@ -19,9 +19,11 @@ import urllib.parse
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
+from typing import Callable, Iterator
 
 # Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+_INVISIBLE_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
+_INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}]")
 # Control characters that are not whitespace become a space; then every whitespace run is one space
 # (str.split's whitespace is exactly re's \s: checked over every code point in the tests).
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
@@ -75,8 +77,10 @@ _ROT13_FOLD_TABLE = {code: letters.encode("ascii").translate(_ROT13_BYTES).decod
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i", "|": "l", "+": "t"})
 _LEET_BYTES = bytes.maketrans(bytes(_LEET), "".join(_LEET.values()).encode())  # the same map, on UTF-8 bytes
 
-# A failed attempt stops within 16 characters; a successful one is never rescanned.
+# A failed attempt stops within 16 characters; a successful one is never rescanned. What base64_candidates finds.
 _BASE64_CANDIDATE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_BASE64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_BASE64_MARKS = bytes(ord("a") if byte in _BASE64_CHARS else ord(" ") for byte in range(256))
 # Starts only at a word boundary, and only the attempts that start within the last 8 pairs before
 # a boundary-free tail can fail after scanning it: at most ~8 scans of any stretch of text.
 # (`\b(?:[0-9a-fA-F]{2}[\s:]?){8,}\b` written hex digit first, so the engine skips to hex digits:
@@ -169,12 +173,80 @@ LONG_LIGATURES = re.compile("[\ufdfa\ufdfb]")
 
 def _fold_case(text: str) -> str:
     """fold's first half: NFKC (U+FDFA and U+FDFB a space), invisible characters removed, lower case."""
-    if not text.isascii():
-        text = LONG_LIGATURES.sub(" ", text)
-    text = unicodedata.normalize("NFKC", text)
-    if not text.isascii():  # every invisible character is non-ASCII
-        text = _INVISIBLE.sub("", text)
+    if not text.isascii():  # every character these change is non-ASCII (and ASCII is inert)
+        text = by_runs(text, _CASE_FOLDED_RUN, _fold_case_run)
     return lower(text)
+
+
+def _fold_case_run(text: str) -> str:
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", LONG_LIGATURES.sub(" ", text)))
+
+
+def not_inert_ranges() -> str:
+    """The BMP characters around which NFKC may change a text, as a regex class body (nfkc_table.py holds it): those
+    NFKC changes alone ("，" of full-width punctuation, ligatures), combining marks, those that join the character before
+    them (the second of a canonical pair, Hangul vowels and finals), and lone surrogates. Every other character is a
+    starter that NFKC leaves as it is and joins to nothing before it (UAX #15: NFKC_QC=Yes, ccc 0), so a text splits
+    before it: NFKC(a + b) = NFKC(a) + NFKC(b) when b starts with it. ~0.1 s: generated, not computed at import."""
+    codes = {code for code in range(0x10000) if 0xD800 <= code <= 0xDFFF or unicodedata.combining(chr(code))
+             or unicodedata.normalize("NFKC", chr(code)) != chr(code)}
+    codes |= set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))  # Hangul vowels and finals join a syllable before them
+    for code in range(0x110000):
+        parts = unicodedata.decomposition(chr(code)).split()
+        if len(parts) == 2 and not parts[0].startswith("<") and unicodedata.normalize("NFC", "".join(chr(int(part, 16)) for part in parts)) == chr(code):
+            codes.add(int(parts[1], 16))  # composes with the character before it (astral ones are all not inert anyway)
+    runs: list[list[int]] = []
+    for code in sorted(code for code in codes if code < 0x10000):
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "".join(f"\\u{low:04x}" if low == high else f"\\u{low:04x}-\\u{high:04x}" for low, high in runs)
+
+
+def _not_inert_class() -> str:
+    """not_inert_ranges() as generated for this Unicode version, and every character outside the BMP; under another
+    version, every non-ASCII character (ASCII is inert in every version): slower, the same text."""
+    from . import nfkc_table
+
+    if nfkc_table.UNIDATA_VERSION != unicodedata.unidata_version or not nfkc_table.NOT_INERT:
+        return "\\u0080-\\U0010ffff"
+    return nfkc_table.NOT_INERT + "\\U00010000-\\U0010ffff"
+
+
+_NOT_INERT = _not_inert_class()
+_NOT_INERT_RUN = re.compile(f"[{_NOT_INERT}]+")
+# Where _fold_case may change a text: where NFKC may, and the characters it removes or replaces.
+_CASE_FOLDED_RUN = re.compile(f"[{_NOT_INERT}{_INVISIBLE_CHARS}{LONG_LIGATURES.pattern[1:-1]}]+")
+
+
+def nfkc(text: str) -> str:
+    """unicodedata.normalize("NFKC", text), normalising only the runs of characters that are not inert (not_inert_ranges),
+    each with the character before it: prose with some full-width punctuation or accents is mostly inert (~0.4 ms
+    instead of ~0.7 per 32,000 characters)."""
+    return text if text.isascii() else by_runs(text, _NOT_INERT_RUN, _nfkc_run)
+
+
+def _nfkc_run(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def by_runs(text: str, runs: re.Pattern[str], transform: Callable[[str], str]) -> str:
+    """transform(text), applied to each run of `runs` (a character class, repeated) and the character before it only,
+    for a transform that leaves the characters outside the class alone and splits before them: f(a + b) = f(a) + f(b)
+    when b starts with one. Past _MAX_RUNS runs, on the whole text (a call per run would cost more)."""
+    found = list(islice(runs.finditer(text), _MAX_RUNS))
+    if not found:
+        return text
+    if len(found) == _MAX_RUNS:
+        return transform(text)
+    pieces, done = [], 0
+    for run in found:
+        start = max(run.start() - 1, 0)  # runs are maximal: the character before one is outside the class
+        pieces += (text[done:start], transform(text[start:run.end()]))
+        done = run.end()
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def _fold_letters(text: str) -> str:
@@ -339,21 +411,49 @@ def _as_text(raw: bytes) -> str | None:
 
 
 # Where a candidate of each kind may be, as patterns on the UTF-8 bytes that match wherever the regexes
-# above could (supersets: no word boundaries, no run lengths for the invisible characters; a non-ASCII
-# whitespace character is 2-4 bytes >= 0x80). Tag characters are F3 A0 80/81 xx, variation selectors
-# EF B8 80-8F (VS1-16) and F3 A0 84-87 xx (VS17-256).
+# above could (supersets: no word boundaries, no tag character's exact range; a non-ASCII whitespace character
+# is 2-4 bytes >= 0x80). Tag characters are F3 A0 80/81 xx, variation selectors EF B8 80-8F (VS1-16) and
+# F3 A0 84-87 xx (VS17-256); runs of 4, as the regexes want: one emoji's selector (U+FE0F) in a long text
+# is no payload, and reading the text for a run of them cost ~0.3 ms per 32 KB.
 PAYLOAD_HINTS = (r"[A-Za-z0-9+/_-]{16}", r"(?:[0-9a-fA-F]{2}(?:[\x09-\x0d\x1c-\x20:]|[\x80-\xff]{2,4})?){8}",
-                 r"\xf3\xa0[\x80\x81]", r"\xef\xb8[\x80-\x8f]|\xf3\xa0[\x84-\x87]")
+                 r"(?:\xf3\xa0[\x80\x81][\x80-\xbf]){4}", r"(?:\xef\xb8[\x80-\x8f]|\xf3\xa0[\x84-\x87][\x80-\xbf]){4}")
 _BASE64, _HEX, _TAGS, _SELECTORS = range(4)
+# Tested in two Hyperscan databases (matcher.build ships them): the four patterns in one took 114 KB (133 KB with the
+# runs of 4), the encodings' pair and the invisible characters' pair take 20 and 10 KB.
+_HINT_GROUPS = ((_BASE64, _HEX), (_TAGS, _SELECTORS))
+PAYLOAD_HINT_SETS = tuple(tuple(PAYLOAD_HINTS[kind] for kind in group) for group in _HINT_GROUPS)
 
 
 def _payload_kinds(text: str) -> set[int]:
-    """The candidate kinds that may occur in `text`: one Hyperscan pass (~40 us per 32 KB) instead of four
+    """The candidate kinds that may occur in `text`: two Hyperscan passes (~40 us per 32 KB) instead of four
     regex scans (~0.5-1 ms per 32 KB each) that nearly always find nothing. Without Hyperscan: all kinds."""
     from .matcher import occurrences  # here: normalize stays importable, and cheap to import, without it
 
-    test = occurrences(PAYLOAD_HINTS)
-    return set(range(len(PAYLOAD_HINTS))) if test is None else test(text.encode("utf-8", "surrogatepass"))
+    data, kinds = text.encode("utf-8", "surrogatepass"), set()
+    for group, patterns in zip(_HINT_GROUPS, PAYLOAD_HINT_SETS):
+        test = occurrences(patterns)
+        if test is None:
+            return set(range(len(PAYLOAD_HINTS)))
+        kinds.update(group[index] for index in test(data))
+    return kinds
+
+
+def base64_candidates(text: str) -> Iterator[str]:
+    """The matches of _BASE64_CANDIDATE in `text`, in order: each run of 16 base64 characters or more and up to two "="
+    after it. Found with bytes.find on a copy of the text marking each character base64 ("a") or not (" "; encoding to
+    ASCII with "replace" writes one "?" per other character, so the offsets are the text's): the regex tries every
+    position of every shorter word (~0.15 ms per 32 KB of prose with hyphenated words), this reads each character once."""
+    marks = text.encode("ascii", "replace").translate(_BASE64_MARKS)
+    start = marks.find(_SIXTEEN)
+    while start >= 0:
+        end = marks.find(b" ", start)
+        end = len(text) if end < 0 else end
+        padded = end + text.startswith("=", end) + text.startswith("==", end)  # "={0,2}"
+        yield text[start:padded]
+        start = marks.find(_SIXTEEN, padded)
+
+
+_SIXTEEN = b"a" * 16
 
 
 def decoded_payloads(text: str) -> list[str]:
@@ -368,8 +468,7 @@ def decoded_payloads(text: str) -> list[str]:
             decoded = _as_text(match.group(0).translate(_SELECTOR_TO_BYTE).encode("latin-1"))
             if decoded:
                 found.append(decoded)
-    base64_candidates = _BASE64_CANDIDATE.finditer(text) if _BASE64 in kinds else ()
-    for candidate in islice((match.group(0) for match in base64_candidates), MAX_PAYLOADS):
+    for candidate in islice(base64_candidates(text) if _BASE64 in kinds else (), MAX_PAYLOADS):
         padded = candidate + "=" * (-len(candidate) % 4)
         for decoder in (base64.b64decode, base64.urlsafe_b64decode):
             try:

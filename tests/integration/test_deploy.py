@@ -52,14 +52,14 @@ def test_the_lambda_ships_the_linear_time_matchers_and_the_current_compiled_rule
     packages = "python/lib/python3.11/site-packages/"
     assert any(name.startswith(packages + "hyperscan/_hs_ext") and name.endswith("x86_64-linux-gnu.so") for name in layer), "hyperscan"
     assert any(name.startswith(packages + "_re2.") and name.endswith("x86_64-linux-gnu.so") for name in layer), "google-re2"
-    from chalicelib.screening.normalize import PAYLOAD_HINTS
+    from chalicelib.screening.normalize import PAYLOAD_HINT_SETS
 
     databases = {}
     for role in ("user", "system"):  # each role's rules (core.rules_for), one database per view kind
         rules = rule_patterns(rules_for(role))
         databases.update({f"{role}.{kind}": [(index, rule.regex) for index, rule in enumerate(rules) if kind in rule.views]
                           for kind in {kind for rule in rules for kind in rule.views}})
-    databases["normaliser.payload_hints"] = list(enumerate(PAYLOAD_HINTS))
+    databases.update({f"normaliser.payload_hints.{index}": list(enumerate(hints)) for index, hints in enumerate(PAYLOAD_HINT_SETS)})
     for kind, members in databases.items():
         shipped = f"chalicelib/screening/rules/compiled/{database_key(members)}.hsdb"
         assert shipped in names, kind

@@ -13,8 +13,8 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Callable, Iterable, Literal, Protocol, get_args
+from functools import lru_cache, wraps
+from typing import Callable, Iterable, Literal, Protocol, TypeVar, get_args
 
 from . import classifier, matcher, normalize
 from .matcher import Attached, Lists, Matcher, NamedList, RulePattern, cached, matcher_for, store_cached, to_regex, with_named_lists
@@ -25,6 +25,7 @@ RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 # rules read (matcher.to_regex).
 NEGATIONS_FILE = "negations.json"
 
+T = TypeVar("T")
 PiiAction = Literal["off", "block", "redact"]
 # Whose voice a text is: "system", the developer's own instructions (a request's or a job's system prompt, a
 # registered agent's); "user", everything else (prompts, turns, documents, tool specs and results, events).
@@ -152,6 +153,20 @@ def roles_of(raw: dict) -> frozenset[str]:
     return frozenset(roles)
 
 
+def per_rules_dir(function: Callable[[str], T]) -> Callable[..., T]:
+    """`function` cached per rules folder, however the caller names it: load_rules() and load_rules(RULES_DIR) are one
+    entry (one build or read), not two."""
+    cached = lru_cache(maxsize=4)(function)
+
+    @wraps(function)
+    def call(rules_dir: str = RULES_DIR) -> T:
+        return cached(rules_dir)
+
+    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    return call
+
+
 @lru_cache(maxsize=4)
 def _negations_file(rules_dir: str) -> dict:
     """negations.json as written, read once per rules folder (the rules fold it, the system role's reading does not)."""
@@ -166,7 +181,7 @@ def _negation_table(rules_dir: str) -> dict[str, tuple[str, ...]]:
     return {lang: tuple(words) for lang, words in _negations_file(rules_dir).get("negations", {}).items()}
 
 
-@lru_cache(maxsize=4)
+@per_rules_dir
 def load_lists(rules_dir: str = RULES_DIR) -> dict[str, Lists]:
     """Per language, the words that join a list of verbs under one negation and those that turn a negation into a
     request, folded as the text is (the rules' marks read them)."""
@@ -178,7 +193,7 @@ def _folded(words: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(fold_pattern(word) for word in words))  # "hésite" and "hesite" fold alike: once
 
 
-@lru_cache(maxsize=4)
+@per_rules_dir
 def load_attached(rules_dir: str = RULES_DIR) -> dict[str, Attached]:
     """Per language, the negations written against the verb (scripts without spaces: '不要透露', '開示しないで'), as written:
     the rules match them on the UTF-8 bytes ('~c<!~', '~c!>~'), and no folding changes these scripts."""
@@ -203,7 +218,7 @@ def load_negations(rules_dir: str = RULES_DIR) -> dict[str, tuple[str, ...]]:
     return {lang: tuple(fold_pattern(word) for word in words) for lang, words in _negation_table(rules_dir).items()}
 
 
-@lru_cache(maxsize=4)
+@per_rules_dir
 def prohibitions(rules_dir: str = RULES_DIR) -> Prohibitions:
     """Every language's negations as written (lower case, as the classifier reads the text), the words that turn them
     into requests and that join a list of verbs, spoken French's verbs and negations after them, the negations
@@ -229,7 +244,7 @@ def classifier_reading(text: str, role: Role) -> str:
     return without_negated_clauses(text, prohibitions()) if role == "system" else text
 
 
-@lru_cache(maxsize=4)
+@per_rules_dir
 def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
     """The rule packs of `rules_dir` as rules: built once (~30 ms: every pattern folded and expanded to a regex), then
     read from the build's cache (~3 ms at a cold start; shipped by `make package`, like the Hyperscan databases)."""
@@ -248,8 +263,33 @@ def load_rules(rules_dir: str = RULES_DIR) -> tuple[Rule, ...]:
 _BUILT_BY = (os.path.abspath(__file__), matcher.__file__, normalize.__file__)
 
 
+# Written by the build beside the rules it built (matcher.build): their name, for a tree that cannot have changed since.
+BUILT_RULES_RECORD = "rules.built"
+
+
 def built_rules_name(rules_dir: str = RULES_DIR) -> str:
-    """Names the built rules: a digest of every file in `rules_dir` and of the code that builds them."""
+    """Names the built rules: a digest of every file in `rules_dir` and of the code that builds them. In a tree that
+    cannot be written (a Lambda's code, built by `make package`) the name the build recorded: one small read at a cold
+    start instead of hashing every pack and three modules (~0.5 ms); elsewhere the digest, so an edit after a build is
+    seen (a stale build is built again, never read)."""
+    if rules_dir == RULES_DIR and _shipped(rules_dir):
+        try:
+            with open(os.path.join(matcher.COMPILED_DIR, BUILT_RULES_RECORD), encoding="utf-8") as handle:
+                recorded = handle.read().strip()
+            if recorded.startswith("rules-") and recorded.endswith(".json"):
+                return recorded
+        except OSError:  # not built here: the digest names it
+            pass
+    return rules_digest_name(rules_dir)
+
+
+def _shipped(rules_dir: str) -> bool:
+    """Whether `rules_dir` is in a tree nobody can change (a Lambda's code directory is read-only)."""
+    return not os.access(rules_dir, os.W_OK)
+
+
+def rules_digest_name(rules_dir: str = RULES_DIR) -> str:
+    """The built rules' name from what builds them: a digest of every file in `rules_dir` and of the code that builds them."""
     digest = hashlib.sha256()
     for path in [os.path.join(rules_dir, name) for name in sorted(os.listdir(rules_dir)) if name.endswith(".json")] + list(_BUILT_BY):
         with open(path, "rb") as handle:
@@ -320,9 +360,22 @@ def rule_patterns(rules: tuple[Rule, ...]) -> tuple[RulePattern, ...]:
                  for rule in rules)
 
 
-@lru_cache(maxsize=4)
 def rules_matcher(rules: tuple[Rule, ...]) -> Matcher:
-    """The engine for a rule set, built once per process (Hyperscan loads a compiled database)."""
+    """The engine for a rule set, built once per process (Hyperscan loads a compiled database). Found by the set's
+    identity first (rules_for returns the same tuple each time): hashing ~390 rules to find it cost ~50 us a screen."""
+    known = _MATCHERS.get(id(rules))
+    if known is None or known[0] is not rules:
+        if len(_MATCHERS) >= 8:
+            _MATCHERS.clear()  # sets built by tests and benchmarks: the engines stay cached by value below
+        known = _MATCHERS[id(rules)] = (rules, _matcher_of(rules))
+    return known[1]
+
+
+_MATCHERS: dict[int, tuple[tuple[Rule, ...], Matcher]] = {}  # id -> (the set, held so that its id is not reused; its engine)
+
+
+@lru_cache(maxsize=4)
+def _matcher_of(rules: tuple[Rule, ...]) -> Matcher:
     return matcher_for(rule_patterns(rules))
 
 

@@ -657,14 +657,16 @@ def build(folder: str = COMPILED_DIR) -> list[str]:
     not installed too (ImportError then, after them)."""
     from typing import get_args
 
-    from .core import Role, build_rules, built_rules_name, rule_patterns, rules_for, rules_json
+    from .core import BUILT_RULES_RECORD, Role, build_rules, rule_patterns, rules_digest_name, rules_for, rules_json
     from .normalize import PAYLOAD_HINT_SETS
 
     os.makedirs(folder, exist_ok=True)
-    written = [os.path.join(folder, built_rules_name())]
-    with open(written[0], "wb") as out:
-        out.write(rules_json(build_rules()))
-    os.chmod(written[0], 0o644)
+    name = rules_digest_name()
+    written = [os.path.join(folder, name), os.path.join(folder, BUILT_RULES_RECORD)]
+    for path, blob in zip(written, (rules_json(build_rules()), name.encode())):  # the rules, then the name they were built as
+        with open(path, "wb") as out:
+            out.write(blob)
+        os.chmod(path, 0o644)
     import hyperscan
 
     databases = []

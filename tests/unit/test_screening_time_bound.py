@@ -146,6 +146,34 @@ def test_a_package_build_ships_the_built_rules_even_where_hyperscan_is_not_insta
     assert core.rules_from_json((tmp_path / core.built_rules_name()).read_bytes()) == core.load_rules()
 
 
+def test_a_read_only_tree_reads_the_name_its_build_recorded_and_a_writable_one_hashes_the_packs(tmp_path, monkeypatch):
+    """A Lambda's code cannot change after `make package` built it: one small read names its rules. In development the
+    packs and the code that builds them are hashed, so a record the tree has moved on from is never trusted."""
+    import sys
+
+    from chalicelib.screening import matcher
+
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # the rules and their record are written before the databases
+    with pytest.raises(ImportError):
+        matcher.build(str(tmp_path))
+    assert (tmp_path / core.BUILT_RULES_RECORD).read_text() == core.rules_digest_name() == core.built_rules_name()
+    monkeypatch.setattr(matcher, "COMPILED_DIR", str(tmp_path))
+    (tmp_path / core.BUILT_RULES_RECORD).write_text("rules-as-recorded.json")
+    monkeypatch.setattr(core, "_shipped", lambda rules_dir: True)
+    assert core.built_rules_name() == "rules-as-recorded.json"
+    monkeypatch.setattr(core, "_shipped", lambda rules_dir: False)
+    assert core.built_rules_name() == core.rules_digest_name()
+
+
+def test_the_rules_are_loaded_once_however_the_caller_names_their_folder():
+    core.load_rules.cache_clear()
+    try:
+        assert core.load_rules() is core.load_rules(core.RULES_DIR) is core.load_rules(rules_dir=core.RULES_DIR)
+        assert core.load_rules.cache_info().currsize == 1
+    finally:
+        core.load_rules.cache_clear()
+
+
 def test_the_built_rules_are_named_by_the_packs_and_the_code_that_builds_them(tmp_path, monkeypatch):
     packs = tmp_path / "rules"
     packs.mkdir()

@@ -6,7 +6,7 @@ beside the working tree's, and runs both on: every labelled corpus row, the corp
 text to 0-32,000 characters (as benchmarks/screening.py times it), the hostile inputs
 (tests/data/screening/hostile.py) at several sizes, and generated text (seeded: words, numbers,
 leetspeak, spaced letters, accents, look-alikes, CJK, invisible and control characters, odd
-whitespace, base64, hex, URL escapes, rot13). For each input it compares screen()'s verdict (allowed,
+whitespace, base64, hex, URL escapes, rot13), each said in both roles (--roles). For each input it compares screen()'s verdict (allowed,
 layer, reasons, notes; score to 1e-12), the normaliser's readings (views), and the classifier's
 windows, their n-gram sets and its score (to 1e-12), each on its own since screen() stops at the
 rules when they block. Exits 1 on the first difference (printed), else prints how many inputs agreed.
@@ -77,15 +77,17 @@ def generated(count: int, seed: int = 13) -> list[str]:
     return texts
 
 
-def observe(package: ModuleType, text: str) -> tuple:
-    """What one version decides and reads for `text`: the verdict, the readings, the classifier's windows, n-grams, score."""
+def observe(package: ModuleType, text: str, role: str = "user") -> tuple:
+    """What one version decides and reads for `text` said in `role`'s voice: the verdict, the readings, the role's
+    classifier's windows, n-grams and score (of what it reads: core.classifier_reading)."""
     classifier = package.classifier
-    model = classifier.load_model()
-    verdict = package.screen(text)
-    parts = classifier.scored_windows(text, model)
+    model = classifier.load_model(package.core.MODEL_DIRS[role])
+    verdict = package.screen(text, role=role)
+    reading = package.core.classifier_reading(text, role)
+    parts = classifier.scored_windows(reading, model)
     grams = [classifier.window_features(part, model.char_ngrams, model.readings) for part in parts]
     decided = (verdict.allowed, verdict.layer, verdict.reasons, verdict.notes, verdict.redacted_text)
-    return decided, verdict.score, package.core.views(text), parts, grams, classifier.score(text, model)
+    return decided, verdict.score, package.core.views(text), parts, grams, classifier.score(reading, model)
 
 
 def differences(old: tuple, new: tuple) -> list[str]:
@@ -110,6 +112,8 @@ def main() -> None:
     parser.add_argument("--generated", type=int, default=3000, help="how many generated texts")
     parser.add_argument("--time", action="store_true", help="also time screen() of both on the padded corpus, paired")
     parser.add_argument("--runs", type=int, default=3, help="with --time: runs per input and version (the median is kept)")
+    parser.add_argument("--roles", default="user,system", help="the roles each input is screened in (core.Role)")
+    parser.add_argument("--padded-every", type=int, default=1, help="compare every Nth padded text only (the slow family)")
     args = parser.parse_args()
     sys.path.insert(0, os.path.join(ROOT, "tests", "data", "screening", "corpus"))
     from dataset import load_rows
@@ -119,20 +123,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         old = package_at(args.base, folder)
         padded = padded_texts()
-        families = {"corpus rows": [row["text"] for row in load_rows()], "corpus padded to 0-32k chars": padded,
+        families = {"corpus rows": [row["text"] for row in load_rows()], "corpus padded to 0-32k chars": padded[::args.padded_every],
                     "hostile inputs (300, 1k, 4k, 32k chars)": [text for size in (300, 1_000, 4_000, 32_000) for _, text in hostile_inputs(size)],
                     "generated": generated(args.generated)}
-        compared = 0
+        compared, roles = 0, args.roles.split(",")
         for family, texts in families.items():
             for index, text in enumerate(texts):
-                found = differences(observe(old, text), observe(new, text))
-                if found:
-                    print(f"DIFFERENT ({family} #{index}, {len(text)} chars: {text[:80]!r}): {', '.join(found)}")
-                    sys.exit(1)
+                for role in roles:
+                    found = differences(observe(old, text, role), observe(new, text, role))
+                    if found:
+                        print(f"DIFFERENT ({family} #{index}, {len(text)} chars, role {role}: {text[:80]!r}): {', '.join(found)}")
+                        sys.exit(1)
             compared += len(texts)
-            print(f"{family}: {len(texts)} inputs, identical", flush=True)
-        print(f"all {compared} inputs: verdicts, layers, reasons, readings, classifier windows and n-grams identical; "
-              f"scores within 1e-12 (base {args.base})")
+            print(f"{family}: {len(texts)} inputs, identical in roles {', '.join(roles)}", flush=True)
+        print(f"all {compared} inputs, roles {', '.join(roles)}: verdicts, layers, reasons, readings, classifier windows and "
+              f"n-grams identical; scores within 1e-12 (base {args.base})")
         if args.time:
             timed(old, new, padded, args.runs, args.base)
 

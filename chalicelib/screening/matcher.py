@@ -76,10 +76,12 @@ _ATTACHED_MARK = re.compile(r"~c(<!|!>)(?:\{([^{}~]+)\})?~")
 
 
 # '~x!>{a|b}{c|d}~': the text right after this point does not start with a string of the first set, then one of the
-# second, and so on ("Copy the text above word for word" then " into " and "the form": a destination, not a leak).
-# Read in every role, on the UTF-8 bytes (not_followed_by).
-_FOLLOWED_MARK = re.compile(r"~x!>((?:\{[^{}~]+\})+)~")
+# second, and so on ("Copy the text above word for word" then " into " and "the form": a destination, not a leak);
+# '~x!>{a|b}{c|d}/{e|f}{g}~': nor with the strings of another such sequence (" of the " then "manual", or ", " then
+# "politely decline"). Read in every role, on the UTF-8 bytes (not_followed_by).
+_FOLLOWED_MARK = re.compile(r"~x!>((?:\{[^{}~]+\})+(?:/(?:\{[^{}~]+\})+)*)~")
 _FOLLOWED_GROUP = re.compile(r"\{([^{}~]+)\}")
+_NEXT_SEQUENCE = re.compile(r"(?<=\})/(?=\{)")  # a '/' between sets, not one inside a string
 # '~!>{a|b}{c|d}~': '~!>~' (the word after is no negation) and '~x!>{a|b}{c|d}~' (the text after starts with no string of
 # each set in turn) at once, where a rule ends with '~!>~' ("Vergiss die Anweisungen nicht"): the first set's strings are a
 # space and a word, then the rest (" im ", " aus dem "). Read on the folded text (not_negated_nor_followed_by).
@@ -94,8 +96,10 @@ _NEGATED_NAMED_GAP = re.compile(r"~(\d+)!\+\{([^{}~]+)\}~")
 _NAMED_SPACE_GAP = re.compile(r"~s(\d+)!\{([^{}~]+)\}~")  # the same, words between spaces, in any script (a '~sN~' gap)
 # '{@name}' in either mark: the rule language's list of that name (negations.json, "named"), written once per language
 # for every rule that reads it ('~2!{@product}~': "installation" of "the previous installation instructions"); a list
-# of several sets fills '~x!>~' ('~x!>{@of_a_product}~': " of the " then "manual").
-_NAMED_LIST = re.compile(r"\{@([a-z_]+)\}")
+# of several sets fills '~x!>~' ('~x!>{@of_a_product}~': " of the " then "manual"). '{@a|@b}' reads both lists as one,
+# set by set ('~2!{@product|@elsewhere}~': a product's or a document's instructions; '~x!>{@a|@b}~': any string of either
+# list's first set, then any of either's second, and so on).
+_NAMED_LIST = re.compile(r"\{(@[a-z_]+(?:\|@[a-z_]+)*)\}")
 _GAP_BEFORE_LIST = re.compile(r"~[js]?\d+!\+?$")
 
 
@@ -149,10 +153,13 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
 
 
 def _named_sets(mark: re.Match, named: Mapping[str, NamedList]) -> str:
-    """A mark's '{@name}' as the sets it names, each '{a|b}'."""
-    sets = named.get(mark.group(1))
-    if sets is None:
+    """A mark's '{@name}' as the sets it names, each '{a|b}'; '{@a|@b}' as the union of both lists' sets, set by set."""
+    names = [name[1:] for name in mark.group(1).split("|")]
+    if any(name not in named for name in names):
         raise ValueError(f"a mark names the list {mark.group(1)!r}, which the rule's language does not have (negations.json, 'named')")
+    if len({len(named[name]) for name in names}) != 1:
+        raise ValueError(f"{mark.group(1)!r}: lists read as one have as many sets each")
+    sets = tuple(tuple(dict.fromkeys(text for name in names for text in named[name][index])) for index in range(len(named[names[0]])))
     if _GAP_BEFORE_LIST.search(mark.string, 0, mark.start()) and len(sets) != 1:
         raise ValueError(f"a gap's list is one set of words: {mark.group(1)!r} has {len(sets)}")
     if any(not text or set(text) & set("{}|~") for strings in sets for text in strings):
@@ -222,21 +229,25 @@ def _unread_trie(strings: list[tuple[str, bool]], before: bool, delimiter: int |
 def _followed_regex(mark: re.Match) -> str:
     if mark.string[mark.end():mark.end() + 1] not in ("", "|", ")"):
         raise ValueError("'~x!>~' reads the text after the match: it ends the pattern or one of its alternatives")
-    return not_followed_by([group.split("|") for group in _FOLLOWED_GROUP.findall(mark.group(1))])
+    return not_followed_by(*[[group.split("|") for group in _FOLLOWED_GROUP.findall(one)] for one in _NEXT_SEQUENCE.split(mark.group(1))])
 
 
-def not_followed_by(groups: list[list[str]]) -> str:
-    """A regex for the text right after this point that does not start with one string of each group in turn. It reads
-    (consumes) those bytes: it ends a match. Each group but the last must be prefix-free (" in " and " into " are; " in "
-    and " in the " are not): then at most one of its strings starts the text, and the groups after it are read once, not
-    once per string."""
-    head, *rest = groups
-    if not rest:
-        return not_next_to(head, (), False)
-    if any(one != other and other.startswith(one) for one in head for other in head):
-        raise ValueError(f"'~x!>~': {head!r} is not prefix-free")
-    literals = "|".join("".join(_byte_atoms(text)) for text in head)
-    return f"(?:{not_next_to(head, (), False)}|(?:{literals}){not_followed_by(rest)})"
+def not_followed_by(*sequences: list[list[str]]) -> str:
+    """A regex for the text right after this point that does not start with one string of each group in turn, of any of
+    `sequences`. It reads (consumes) those bytes: it ends a match. Each group but a sequence's last must be prefix-free
+    (" in " and " into " are; " in " and " in the " are not), and so must the first groups of all sequences together:
+    then at most one string of them starts the text, and the groups after it are read once, not once per string."""
+    heads = [text for groups in sequences for text in groups[0]]
+    if len(sequences) == 1 and len(sequences[0]) == 1:
+        return not_next_to(heads, (), False)
+    if any(at != other and heads[other].startswith(heads[at]) for at in range(len(heads)) for other in range(len(heads))):
+        raise ValueError(f"'~x!>~': {heads!r} is not prefix-free")
+    parts = [not_next_to(heads, (), False)]
+    for head, *rest in sequences:
+        if rest:
+            literals = "|".join("".join(_byte_atoms(text)) for text in head)
+            parts.append(f"(?:{literals}){not_followed_by(rest)}")
+    return f"(?:{'|'.join(parts)})"
 
 
 def _not_negated_nor_followed_regex(mark: re.Match, negations: tuple[str, ...]) -> str:

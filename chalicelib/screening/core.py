@@ -201,7 +201,7 @@ def load_attached(rules_dir: str = RULES_DIR) -> dict[str, Attached]:
             for lang, table in _negations_file(rules_dir).get("attached", {}).items()}
 
 
-@lru_cache(maxsize=4)
+@per_rules_dir
 def load_named(rules_dir: str = RULES_DIR) -> dict[str, dict[str, NamedList]]:
     """Per language, the lists a mark names ('~2!{@product}~': negations.json, "named", list -> language -> its words, or
     its sets of strings for a '~x!>~' mark), folded as the rules' patterns are."""

@@ -1,7 +1,9 @@
 """Normalisation before matching: what an attacker does to slip past keyword rules, undone.
 
 `views(text)` returns the texts the rules run on: the folded text, a de-spaced/de-leeted view,
-and any payloads decoded from base64, hex, URL encoding or rot13, bounded in count, size and depth.
+and any payloads decoded from base64, hex, URL encoding or rot13, and from the formats of encodings.py (Morse,
+binary, decimal bytes, A1Z26, NATO, HTML entities, \\x/\\u/0x escapes, base32, base85/ascii85, uuencode), bounded in
+count, size and depth.
 Every function here is pure and total: it never raises on any Unicode input.
 
 Work is linear in the input by construction: every regex below either is a plain character class
@@ -20,6 +22,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 from typing import Callable, Iterator
+
+from .encodings import MAX_DECODED_CHARS, MAX_PAYLOADS, encoded_payloads
+from .encodings import as_text as _as_text
 
 # Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
 _INVISIBLE_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
@@ -95,8 +100,6 @@ _SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
 _TAG_TO_ASCII = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
 _SELECTOR_TO_BYTE = {**{0xFE00 + index: index for index in range(16)}, **{0xE0100 + index: 16 + index for index in range(240)}}
 
-MAX_DECODED_CHARS = 8_000  # one payload
-MAX_PAYLOADS = 8  # payloads decoded from one text
 MAX_DEPTH = 2  # payloads inside payloads
 MAX_READINGS = 32  # readings of one input, all depths together
 
@@ -400,23 +403,6 @@ def _unleet_text(word: str) -> str:
     return word.encode("utf-8", "surrogatepass").translate(_LEET_BYTES).decode("utf-8", "surrogatepass")
 
 
-def _printable_ratio(text: str) -> float:
-    if not text:
-        return 0.0
-    return (sum(map(str.isprintable, text)) + text.count("\n") + text.count("\t")) / len(text)
-
-
-def _as_text(raw: bytes) -> str | None:
-    try:
-        decoded = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    # Real hidden instructions are mostly letters and spaces; random bytes are not.
-    if len(decoded) < 4 or _printable_ratio(decoded) < 0.9 or sum(map(str.isalpha, decoded)) < len(decoded) * 0.5:
-        return None
-    return decoded[:MAX_DECODED_CHARS]
-
-
 # Where a candidate of each kind may be, as patterns on the UTF-8 bytes that match wherever the regexes
 # above could (supersets: no word boundaries, no tag character's exact range; a non-ASCII whitespace character
 # is 2-4 bytes >= 0x80). Tag characters are F3 A0 80/81 xx, variation selectors EF B8 80-8F (VS1-16) and
@@ -464,7 +450,9 @@ _SIXTEEN = b"a" * 16
 
 
 def decoded_payloads(text: str) -> list[str]:
-    """Texts hidden in invisible characters, base64, hex or URL encoding inside `text` (one level)."""
+    """Texts hidden in invisible characters, base64, hex or URL encoding inside `text` (one level), then those in the
+    formats of encodings.py (Morse, binary, decimal bytes, A1Z26, NATO, HTML entities, \\x/\\u/0x escapes, base32,
+    base85/ascii85, uuencode), at most MAX_PAYLOADS in all."""
     found: list[str] = []
     kinds = _payload_kinds(text)
     if _TAGS in kinds:
@@ -475,7 +463,8 @@ def decoded_payloads(text: str) -> list[str]:
             decoded = _as_text(match.group(0).translate(_SELECTOR_TO_BYTE).encode("latin-1"))
             if decoded:
                 found.append(decoded)
-    for candidate in islice(base64_candidates(text) if _BASE64 in kinds else (), MAX_PAYLOADS):
+    base64_runs = list(islice(base64_candidates(text), MAX_PAYLOADS)) if _BASE64 in kinds else []
+    for candidate in base64_runs:
         padded = candidate + "=" * (-len(candidate) % 4)
         for decoder in (base64.b64decode, base64.urlsafe_b64decode):
             try:
@@ -497,7 +486,7 @@ def decoded_payloads(text: str) -> list[str]:
         unquoted = urllib.parse.unquote_plus(text)
         if unquoted != text:
             found.append(unquoted[:MAX_DECODED_CHARS])
-    return found[:MAX_PAYLOADS]
+    return (found + encoded_payloads(text, base64_runs))[:MAX_PAYLOADS]
 
 
 def rot13(text: str) -> str:

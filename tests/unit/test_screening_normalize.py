@@ -138,6 +138,18 @@ def _classifier_functions(module) -> tuple:  # noqa: ANN001
 
 
 def _outputs(module, text: str) -> tuple:  # noqa: ANN001
+    """What the classifier reads of `text`. The payloads of encodings.py's formats (Morse, binary, base32, ...; added after
+    the reference was frozen, read untrained as extra windows) are left out: the rest must not have moved."""
+    from contextlib import nullcontext
+    from unittest.mock import patch
+
+    from chalicelib.screening import normalize
+
+    with patch.object(normalize, "encoded_payloads", lambda text, base64_runs: []) if module is normalize else nullcontext():
+        return _reference_outputs(module, text)
+
+
+def _reference_outputs(module, text: str) -> tuple:  # noqa: ANN001
     fold_, join, unleet_, payloads, squash_ = _classifier_functions(module)
     folded = fold_(text)
     joined = join(folded)

@@ -4,8 +4,9 @@
 reconstructions of the inputs from issue 13 that hung the old backtracking matcher). Families:
 rule words repeated and mixed, per-rule near misses (every word of a rule but its last part, so
 no match ends the scan early), spaced/dashed/leet letters, nested base64/hex/URL/rot13,
-Braille, variation selectors, zero-width interleaving, alternating accents and look-alikes, punctuation and newline runs, and
-printable noise. Used by tests/unit/test_screening_time_bound.py and
+Braille, variation selectors, zero-width interleaving, alternating accents and look-alikes, punctuation and newline runs,
+printable noise, and each format of chalicelib/screening/encodings.py (Morse, binary, decimal, A1Z26, NATO, entities,
+escapes, base32, base85/ascii85, uuencode) as one long run and as near misses. Used by tests/unit/test_screening_time_bound.py and
 benchmarks/screening_worst_case.py.
 """
 from __future__ import annotations
@@ -105,6 +106,55 @@ def _nested(text: str, layers: list[str]) -> str:
     return text
 
 
+_MORSE = {"a": ".-", "b": "-...", "c": "-.-.", "d": "-..", "e": ".", "f": "..-.", "g": "--.", "h": "....", "i": "..",
+          "j": ".---", "k": "-.-", "l": ".-..", "m": "--", "n": "-.", "o": "---", "p": ".--.", "q": "--.-", "r": ".-.",
+          "s": "...", "t": "-", "u": "..-", "v": "...-", "w": ".--", "x": "-..-", "y": "-.--", "z": "--.."}
+_NATO = dict(zip("abcdefghijklmnopqrstuvwxyz", "alfa bravo charlie delta echo foxtrot golf hotel india juliett kilo lima "
+                 "mike november oscar papa quebec romeo sierra tango uniform victor whiskey x-ray yankee zulu".split()))
+
+
+def _every(text: str, step: int, replacement: str) -> str:
+    """`text` with the character at every `step`-th position replaced: a near miss that breaks a run now and then."""
+    return "".join(replacement if index % step == step - 1 else char for index, char in enumerate(text))
+
+
+def encoding_inputs(size: int) -> Iterator[tuple[str, str]]:
+    """Each format of encodings.py: one long run of the attack, near misses that start a run and break it, and the
+    benign look-alikes (ellipses and dashes, numbers, entities without digits)."""
+    morse = " / ".join(" ".join(_MORSE[char] for char in word) for word in ATTACK.split())
+    octets = ATTACK.encode()
+    yield "encodings.morse", _repeat(morse + " / ", size)
+    yield "encodings.morse_run_together", _repeat(" ".join(_MORSE[char] for char in ATTACK.replace(" ", "")) + " ", size)
+    yield "encodings.morse_invalid_every_50", _every(_repeat(morse + " / ", size), 50, "x")
+    yield "encodings.morse_long_codes", _repeat("....... ", size)
+    yield "encodings.dots_and_dashes", _repeat("... - ... -- ", size)
+    yield "encodings.binary", _repeat(" ".join(format(byte, "08b") for byte in octets) + " ", size)
+    yield "encodings.binary_unspaced", _repeat("".join(format(byte, "08b") for byte in octets), size)
+    yield "encodings.binary_sevens", _repeat(" ".join(format(byte, "07b") for byte in octets) + " ", size)
+    yield "encodings.decimal", _repeat(", ".join(str(byte) for byte in octets) + ", ", size)
+    yield "encodings.decimal_over_255_every_50", _every(_repeat(" ".join(str(byte) for byte in octets) + " ", size), 50, "9")
+    yield "encodings.csv_numbers", _repeat("12,345,6,78,9,1000,23;", size)
+    yield "encodings.a1z26", _repeat(" ".join("-".join(str(ord(char) - 96) for char in word) for word in ATTACK.split()) + " ", size)
+    yield "encodings.a1z26_dates", _repeat("12-05-2024 9-11 ", size)
+    yield "encodings.nato", _repeat(" / ".join(" ".join(_NATO[char] for char in word) for word in ATTACK.split()) + " / ", size)
+    yield "encodings.nato_broken_every_8", _repeat(" ".join(_NATO[char] for char in "ignoreal") + " xylophone ", size)
+    yield "encodings.echo_oscar", _repeat("echo oscar ", size)
+    yield "encodings.entities", "".join(f"&#{byte};" for byte in _repeat(ATTACK + " ", size // 6).encode())
+    yield "encodings.entities_without_digits", _repeat("&#", size)
+    yield "encodings.hex_entities_long", _repeat("&#x" + "f" * 9, size)
+    yield "encodings.escapes", "".join(f"\\x{byte:02x}" for byte in _repeat(ATTACK + " ", size // 4).encode())
+    yield "encodings.escapes_unicode", "".join(f"\\u{byte:04x}" for byte in _repeat(ATTACK + " ", size // 6).encode())
+    yield "encodings.escapes_binary_data", "".join(f"\\x{byte:02x}" for byte in random.Random(7).randbytes(size // 4))
+    yield "encodings.escapes_without_digits", _repeat("\\x\\u", size)
+    yield "encodings.hex_list", _repeat(", ".join(f"0x{byte:02x}" for byte in octets) + ", ", size)
+    yield "encodings.hex_list_wide", _repeat("0x41424344 ", size)
+    yield "encodings.base32", base64.b32encode(_repeat(ATTACK + " ", size * 5 // 8).encode()).decode()[:size]
+    yield "encodings.base85", base64.b85encode(_repeat(ATTACK + " ", size * 4 // 5).encode()).decode()[:size]
+    yield "encodings.ascii85", base64.a85encode(_repeat(ATTACK + " ", size * 4 // 5).encode(), adobe=True).decode()[:size]
+    yield "encodings.uuencoded", uuencoded(_repeat(ATTACK + " ", size * 3 // 4))[:size]
+    yield "encodings.long_tokens", _repeat("".join(chr(33 + (index * 7) % 85) for index in range(200)) + " ", size)
+
+
 def hostile_inputs(size: int = 32_000) -> Iterator[tuple[str, str]]:
     rng = random.Random(size)
     words = rule_words()
@@ -153,3 +203,4 @@ def hostile_inputs(size: int = 32_000) -> Iterator[tuple[str, str]]:
     yield "whitespace.mixed", _repeat(" \t\r\n\x0b\x0c\u00a0\u2028", size)
     yield "noise.printable", "".join(chr(rng.randrange(32, 127)) for _ in range(size))
     yield "noise.unicode", "".join(chr(rng.randrange(32, 0x3000)) for _ in range(size))
+    yield from encoding_inputs(size)

@@ -1,0 +1,362 @@
+"""Payloads written in formats beyond base64, hex and URL escapes: Morse code, binary octets, decimal byte values,
+A1Z26, the NATO phonetic alphabet, HTML numeric entities, `\\x`/`\\u`/`0x` escapes, base32, base85/ascii85, uuencode.
+
+`encoded_payloads(text, runs)` returns the texts hidden in `text` in these formats, for normalize.decoded_payloads
+(which decodes base64, hex, URL escapes and invisible characters itself and appends these after its own). Like its
+payloads, each passes `as_text` (printable, mostly letters), is at most MAX_DECODED_CHARS long, and is never longer
+than the run it was decoded from; at most MAX_PAYLOADS of them.
+
+Cost on ordinary text: a `bytes.translate` of the text into character classes and two `in` tests on it, a backslash
+test, two for NATO's hint words and one pass for long tokens say which formats may be present (`_kinds`); only then does
+a format's regex run. Each regex that starts with a class has its look-behind after its first character, so the engine
+skips to that class instead of trying a look-behind at every position (as normalize's do). Hyperscan hints (normalize.PAYLOAD_HINTS) were
+measured and refused: one small pattern per format adds 6-9 KB to a hint database ("[.\\-] [.\\-]" 8 KB, "[01]{8}"
+9 KB, the NATO words 7 KB; all of them ~70 KB), the Lambda has a few KB to spare. Every regex here is linear: each says
+why. Hostile inputs: tests/data/screening/hostile.py ("encodings.*").
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+from itertools import islice
+from typing import Callable, Iterator
+
+MAX_DECODED_CHARS = 8_000  # one payload (normalize reads its own from here)
+MAX_PAYLOADS = 8  # payloads decoded from one text, all formats together
+MIN_DISTINCT_LETTERS = 4  # a letter-by-letter format ("- - - - - - - -" is "tttttttt") must spell something
+
+
+def as_text(raw: bytes) -> str | None:
+    """`raw` as UTF-8 text if it reads like hidden text (printable, at least half letters, 4 characters or more),
+    truncated to MAX_DECODED_CHARS; None for random bytes, binary data or invalid UTF-8."""
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return decoded[:MAX_DECODED_CHARS] if reads_as_text(decoded) else None
+
+
+def reads_as_text(decoded: str) -> bool:
+    """Real hidden instructions are mostly letters and spaces; random bytes are not."""
+    return len(decoded) >= 4 and _printable_ratio(decoded) >= 0.9 and sum(map(str.isalpha, decoded)) >= len(decoded) * 0.5
+
+
+def _printable_ratio(text: str) -> float:
+    if not text:
+        return 0.0
+    return (sum(map(str.isprintable, text)) + text.count("\n") + text.count("\t")) / len(text)
+
+
+# --- Which formats may be present: translations of the UTF-8 bytes into classes, then substring tests ---------------
+# First, digits and every format's symbols (". - & # x") are one class ("0"), spaces another, commas and semicolons are
+# dropped, anything else is "a": every run of Morse, numbers, 0x bytes or entities holds two symbols in a row or a space
+# apart ("00", "0 0"), and ordinary prose (letters, spaces, a full stop then a space) holds neither. Then, only where one
+# is found, each format's own test: Morse's symbols and digits told apart, a run of Morse holds ". ." (a message of 8
+# letters has a word of two or more: Morse written only in one-letter words is not decoded), binary 8 digits in a row,
+# decimal bytes "0 0" or 8 digits in a row ("73,103,110"), A1Z26 "0 0" or "0.0" ("9-7-14"), entities and 0x bytes
+# their opening characters as written. Escapes: a backslash. ~20 us for a translation and ~10-15 us per test on 32 KB
+# here; a regex per format costs 0.1-4 ms on 32 KB of prose.
+_SYMBOL_CLASSES = bytes(ord("0") if byte in b"0123456789.-&#xX" else byte if byte == ord(" ") else ord("a") for byte in range(256))
+_SYMBOLS = (b"00", b"0 0")
+_CLASS_OF = {**dict.fromkeys(b"0123456789", "0"), **dict.fromkeys(b".-", "."), ord(" "): " "}
+_CLASSES = bytes(ord(_CLASS_OF.get(byte, "a")) for byte in range(256))
+_MORSE, _BINARY, _NUMBERS, _ESCAPES, _ENTITIES, _HEX_LIST = range(6)
+_EIGHT = b"0" * 8
+_TESTS = ((_MORSE, (b". .",)), (_BINARY, (_EIGHT,)), (_NUMBERS, (b"0 0", _EIGHT, b"0.0")))
+_RAW_TESTS = ((_ENTITIES, (b"&#",)), (_HEX_LIST, (b"0x", b"0X")))
+_SEPARATORS_DROPPED = b",;"
+
+
+def _kinds(data: bytes) -> set[int]:
+    """The formats that may occur in `data` (a text's UTF-8 bytes): a superset of those whose regex finds a run."""
+    kinds = {_ESCAPES} if b"\\" in data else set()
+    symbols = data.translate(_SYMBOL_CLASSES, _SEPARATORS_DROPPED)
+    if not any(needle in symbols for needle in _SYMBOLS):
+        return kinds
+    classes = data.translate(_CLASSES, _SEPARATORS_DROPPED)
+    return (kinds | {kind for kind, needles in _TESTS if any(needle in classes for needle in needles)}
+            | {kind for kind, needles in _RAW_TESTS if any(needle in data for needle in needles)})
+
+
+# --- Morse code (ITU-R M.1677-1): letters a space apart, words " / " or 3 spaces apart -----------------------------
+_MORSE_TABLE = {
+    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
+    ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
+    "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
+    "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6", "--...": "7",
+    "---..": "8", "----.": "9", ".-.-.-": ".", "--..--": ",", "..--..": "?", ".----.": "'", "-.-.--": "!", "-..-.": "/",
+    "-.--.": "(", "-.--.-": ")", ".-...": "&", "---...": ":", "-.-.-.": ";", "-...-": "=", ".-.-.": "+", "-....-": "-",
+    ".-..-.": '"', ".--.-.": "@",
+}
+# 8 codes or more, each 1-6 symbols, apart by 1-5 spaces or slashes. Linear: symbols and separators are disjoint classes
+# with bounded runs, so each repetition reads one code and one gap with no choice; the look-arounds keep an attempt from
+# starting or ending inside a longer run of dots (an ellipsis), and a failed attempt is shorter than 8 codes.
+_MORSE_RUN = re.compile(r"[.\-](?<![.\-\w][.\-])[.\-]{0,5}(?:[ /]{1,5}[.\-]{1,6}){7,}(?![.\-\w])")
+_GAP = re.compile(r"[ /]+")
+
+
+def _morse(run: str) -> str | None:
+    codes = _GAP.split(run)
+    gaps = _GAP.findall(run)
+    letters = [_MORSE_TABLE.get(code) for code in codes]
+    if letters.count(None) * 10 > len(letters):  # more than one code in ten is no Morse: dashes and dots in prose
+        return None
+    words = [(gap, letter or "") for gap, letter in zip([""] + gaps, letters)]
+    return _spelled(words, lambda gap: "/" in gap or len(gap) > 1)
+
+
+def _spelled(letters: list[tuple[str, str]], is_word_gap: Callable[[str], bool]) -> str | None:
+    """Letters each with the gap before it, as text: words a space apart where the format marks words; where it does
+    not ("ignoreallprevious..."), each letter a space apart ("i g n o r e a l l ..."), which normalize reads as spaced
+    letters and squashes, so the 'squashed' rules (rules/obfuscation.json) read it; the letters run together would be
+    one long word that no rule reads. None if it spells too few different letters to be a message."""
+    if len({letter for _, letter in letters if letter.isalpha()}) < MIN_DISTINCT_LETTERS:
+        return None
+    if any(is_word_gap(gap) for gap, _ in letters[1:]):
+        text = "".join((" " if is_word_gap(gap) else "") + letter for gap, letter in letters).strip()
+        return text[:MAX_DECODED_CHARS] if reads_as_text(text) else None
+    if not reads_as_text("".join(letter for _, letter in letters)):  # the spaces added are no letters
+        return None
+    return " ".join(letter for _, letter in letters)[:MAX_DECODED_CHARS]
+
+
+# --- NATO / ICAO phonetic alphabet: code words a space apart, words " / " apart or not at all -------------------------
+_NATO_WORDS = ("alfa", "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett",
+               "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
+               "uniform", "victor", "whiskey", "whisky", "x-ray", "xray", "yankee", "zulu")
+_NATO_WORD = "(?:" + "|".join(_NATO_WORDS) + r")\b"
+# 8 code words or more, apart by 1-5 spaces, commas, dots, slashes or bars. Linear: at most one code word followed by a
+# word boundary starts at any position (none is another followed by a letter: "juliet" fails on "juliett"'s "t"), the
+# separators are a bounded class of non-letters, so each repetition has one way to match; a failed attempt reads fewer
+# than 8 words.
+_NATO_RUN = re.compile(rf"\b{_NATO_WORD}(?:[ ,./|]{{1,5}}{_NATO_WORD}){{7,}}", re.IGNORECASE)
+_NATO_GAP = re.compile(r"[ ,./|]+")
+
+
+# The NATO words for e and o, in the lower-cased text: a message of 8 letters with neither is not decoded. (Two
+# `in` tests say whether to look; the regex's first characters are a two-letter class, so it skips to them.)
+_NATO_TESTS = ("echo", "oscar")
+_NATO_HINT = re.compile("echo|oscar")
+_NATO_REACH = 8 * 13  # characters: 8 code words and their gaps, at most
+
+
+def _nato_runs(text: str, lowered: str) -> Iterator[str]:
+    """The runs of _NATO_RUN in `text` (`lowered`: text.lower(), the same length for the ASCII words read), found near
+    each "echo" or "oscar": the regex tries 30 words at every letter (~4 ms per 32 KB of prose), so it reads a window
+    around each hint, each part of the text at most once, and a run found there from its start to its end."""
+    done = 0
+    for hint in _NATO_HINT.finditer(lowered):
+        if hint.start() < done:
+            continue
+        start = max(done, hint.start() - _NATO_REACH)
+        near = _NATO_RUN.search(text, start, hint.end() + _NATO_REACH)
+        done = hint.end() + _NATO_REACH
+        if near:
+            run = _NATO_RUN.match(text, near.start())
+            done = max(done, run.end())
+            yield run.group(0)
+
+
+def _nato(run: str) -> str | None:
+    words = _NATO_GAP.split(run)
+    gaps = _NATO_GAP.findall(run)
+    return _spelled([(gap, word[0].lower()) for gap, word in zip([""] + gaps, words)], lambda gap: "/" in gap or "|" in gap)
+
+
+# --- Numbers: binary octets, decimal byte values, A1Z26 (a=1 ... z=26) ---------------------------------------------
+# 4 octets or more, unspaced or apart by up to 2 spaces or commas. Linear: each repetition is exactly 8 digits after an
+# optional gap of another class, so an unspaced run splits one way; the look-behind starts attempts only at a run's start.
+_BINARY_RUN = re.compile(r"[01](?<![01][01])[01]{7}(?:[ ,]{0,2}[01]{8}){3,}")
+# 8 numbers or more of 1-3 digits, apart by spaces, commas or semicolons ("73 103", "73,103", "[73, 103]"). Linear:
+# digits and gaps are disjoint bounded classes; the look-arounds (no number, word or decimal point around it) make an
+# attempt start at a number's first digit and give back at most one number at its end.
+_DECIMAL_RUN = re.compile(r"[0-9](?<![\w.\-][0-9])[0-9]{0,2}(?:[ ,;]{1,2}[0-9]{1,3}){7,}(?![\w.])")
+# 8 numbers or more of 1-2 digits, apart by a dash (letters of a word) or spaces and slashes (words). Linear as above.
+_A1Z26_RUN = re.compile(r"[0-9](?<![\w.\-][0-9])[0-9]?(?:[\- /]{1,3}[0-9]{1,2}){7,}(?![\w.])")
+_NUMBER = re.compile(r"[0-9]+")
+_NUMBER_GAP = re.compile(r"[^0-9]+")
+
+
+def _binary(run: str) -> str | None:
+    digits = run.replace(" ", "").replace(",", "")
+    return as_text(int(digits, 2).to_bytes(len(digits) // 8, "big"))
+
+
+def _decimal(run: str) -> str | None:
+    values = [int(number) for number in _NUMBER.findall(run)]
+    return as_text(bytes(values)) if max(values) < 256 else None
+
+
+def _a1z26(run: str) -> str | None:
+    values = [int(number) for number in _NUMBER.findall(run)]
+    if not all(1 <= value <= 26 for value in values):
+        return None
+    gaps = _NUMBER_GAP.findall(run)
+    letters = [(gap, chr(96 + value)) for gap, value in zip([""] + gaps, values)]
+    if "-" in run:  # dashes join a word's letters, anything else parts words
+        return _spelled(letters, lambda gap: "-" not in gap)
+    return _spelled(letters, lambda gap: "/" in gap or len(gap) > 1)
+
+
+# --- Escapes: "\x49\x67", "\u0049", "0x49 0x67", "&#73;", "&#x49;" ------------------------------------------------
+# A run of \x escapes or of \u escapes. Linear: each repetition is a fixed-width unit that opens with a backslash, and
+# the two alternatives differ at their second character.
+_ESCAPE_RUN = re.compile(r"(?:\\x[0-9a-fA-F]{2})+|(?:\\u[0-9a-fA-F]{4})+")
+_MIN_ESCAPES = 4  # in a text: one "\x1b" in a shell snippet is no payload
+# 4 bytes or more written 0x49, apart by up to 2 spaces, commas or semicolons. Linear: fixed-width units that open with
+# "0x", gaps of another class; the look-arounds give back at most the last unit.
+_HEX_LIST_RUN = re.compile(r"0(?<!\w0)[xX][0-9a-fA-F]{2}(?:[ ,;]{1,2}0[xX][0-9a-fA-F]{2}){3,}(?![0-9a-fA-F])")
+# One HTML numeric entity. Linear: a fixed opening, then digits or x and hex digits (different first characters).
+_ENTITY = re.compile(r"&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6})")
+
+
+def _escapes(text: str) -> str | None:
+    """`text` with each run of \\x or \\u escapes that spells printable text written out (a run of binary data, or
+    invalid UTF-8, stays as written); None where no run was written out. Partly escaped words ("\\x69gnore all ...")
+    are read in their sentence."""
+    if text.count("\\x") + text.count("\\u") < _MIN_ESCAPES:
+        return None
+    spelled = _ESCAPE_RUN.sub(_spell_escapes, text)
+    return spelled[:MAX_DECODED_CHARS] if spelled != text else None
+
+
+def _spell_escapes(match: re.Match[str]) -> str:
+    run = match.group(0)
+    try:
+        if run[1] == "x":
+            spelled = bytes.fromhex(run.replace("\\x", "")).decode("utf-8")
+        else:  # UTF-16 code units: a surrogate pair is one character
+            spelled = bytes.fromhex(run.replace("\\u", "")).decode("utf-16-be")
+    except (ValueError, UnicodeDecodeError):
+        return run
+    return spelled if spelled.isprintable() else run
+
+
+def _entities(text: str) -> str | None:
+    """`text` with its HTML entities written out, where it has 4 numeric ones or more (a page's "&#169;" or "&amp;"
+    alone is no payload)."""
+    if sum(1 for _ in islice(_ENTITY.finditer(text), _MIN_ESCAPES)) < _MIN_ESCAPES:
+        return None
+    unescaped = html.unescape(text)
+    return unescaped[:MAX_DECODED_CHARS] if unescaped != text else None
+
+
+def _hex_list(run: str) -> str | None:
+    return as_text(bytes.fromhex(re.sub(r"[^0-9a-fA-F]|0[xX]", "", run)))
+
+
+# --- Long tokens: base32, base85 / ascii85, uuencode ---------------------------------------------------------------
+_BASE32 = re.compile(r"[A-Z2-7]+=*")  # fullmatch on a base64 run: one pass, no choice
+_MIN_TOKEN = 20  # characters: a uuencoded line of 12 bytes, 16 bytes of base85
+_MAX_TOKEN = MAX_DECODED_CHARS * 5 // 4  # what decodes to MAX_DECODED_CHARS bytes
+_TOKEN_MARKS = bytes(ord("a") if 0x21 <= byte <= 0x7E else ord(" ") for byte in range(256))
+_TOKEN = b"a" * _MIN_TOKEN
+
+
+def long_tokens(data: bytes) -> Iterator[tuple[int, int]]:
+    """The span of each run of 20 printable ASCII characters or more without whitespace in `data` (a text's UTF-8
+    bytes; every byte of another character is >= 0x80, so it ends a run), in order, found with bytes.find on a copy
+    marking each byte "a" (in a run) or " ": a regex tries every position of every shorter word."""
+    marks = data.translate(_TOKEN_MARKS)
+    start = marks.find(_TOKEN)
+    while start >= 0:
+        end = marks.find(b" ", start)
+        end = len(data) if end < 0 else end
+        yield start, end
+        start = marks.find(_TOKEN, end)
+
+
+def base32_text(run: str) -> str | None:
+    """A base64 run (normalize.base64_candidates) read as base32 (RFC 4648: upper case and 2-7, "=" padding)."""
+    if not _BASE32.fullmatch(run):
+        return None
+    stripped = run.rstrip("=")
+    try:
+        return as_text(base64.b32decode(stripped + "=" * (-len(stripped) % 8)))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _base85(token: str) -> str | None:
+    """A token read as ascii85 (Adobe's "<~ ~>" or bare) or as base85 (RFC 1924, Git's and Python's b85encode)."""
+    if token.startswith("<~") and token.endswith("~>"):
+        decoders: tuple[Callable[[bytes], bytes], ...] = (lambda data: base64.a85decode(data, adobe=True),)
+    else:
+        decoders = (base64.b85decode, base64.a85decode)
+    data = token[:_MAX_TOKEN].encode("ascii")
+    for decode in decoders:
+        try:
+            decoded = as_text(decode(data))
+        except (ValueError, binascii.Error):
+            continue
+        if decoded:
+            return decoded
+    return None
+
+
+_UU_LINE = re.compile(rb"[!-M][ -`]+")  # fullmatch on a line: one pass, no choice (a space is a group of 6 zero bits)
+
+
+def _uu_line(line: bytes) -> bytes | None:
+    """One uuencoded line: its length character says how many bytes, and its body has exactly the characters for them
+    (4 per 3 bytes; b2a_uu writes no whitespace unless a group of 6 bits is 0, which text rarely has)."""
+    expected = 4 * -(-(line[0] - 32) // 3) if line else 0  # characters after the length character
+    if not _UU_LINE.fullmatch(line) or not expected - 3 <= len(line) - 1 <= expected:  # trailing spaces may be cut
+        return None
+    try:
+        return binascii.a2b_uu(line.ljust(expected + 1))
+    except binascii.Error:
+        return None
+
+
+def _uuencoded(data: bytes, spans: list[tuple[int, int]]) -> list[str]:
+    """The texts of uuencoded blocks in `data`: one opens with a long token that is a uuencoded line (a full line is 61
+    characters), and goes on with each next line that is one (the last is shorter). Each line is read once."""
+    found, done = [], 0
+    for start, end in spans:
+        line = _uu_line(data[start:end]) if start >= done else None
+        if line is None:
+            continue
+        block = [line]
+        while data.startswith(b"\n", end) and line:
+            following = data.find(b"\n", end + 1)
+            following = len(data) if following < 0 else following
+            line = _uu_line(data[end + 1:following].rstrip(b"\r"))
+            if line:
+                block.append(line)
+                end = following
+        done = end
+        text = as_text(b"".join(block))
+        if text:
+            found.append(text)
+    return found
+
+
+# --- All formats ---------------------------------------------------------------------------------------------------
+_RUNS: tuple[tuple[int, re.Pattern[str], Callable[[str], str | None]], ...] = (
+    (_MORSE, _MORSE_RUN, _morse), (_BINARY, _BINARY_RUN, _binary),
+    (_NUMBERS, _DECIMAL_RUN, _decimal), (_NUMBERS, _A1Z26_RUN, _a1z26), (_HEX_LIST, _HEX_LIST_RUN, _hex_list))
+_WHOLE: tuple[tuple[int, Callable[[str], str | None]], ...] = ((_ESCAPES, _escapes), (_ENTITIES, _entities))
+
+
+def encoded_payloads(text: str, base64_runs: list[str]) -> list[str]:
+    """The texts hidden in `text` in this module's formats, at most MAX_PAYLOADS. `base64_runs`: the text's base64
+    candidates (normalize.base64_candidates), which base32 is read from."""
+    found = [decoded for decoded in map(base32_text, base64_runs) if decoded]
+    data = text.encode("utf-8", "surrogatepass")
+    kinds = _kinds(data)
+    for kind, decode in _WHOLE:
+        if kind in kinds:
+            found += filter(None, [decode(text)])
+    for kind, pattern, decode in _RUNS:
+        if kind in kinds:
+            found += filter(None, (decode(match.group(0)) for match in islice(pattern.finditer(text), MAX_PAYLOADS)))
+    lowered = text.lower()
+    if any(needle in lowered for needle in _NATO_TESTS) and len(lowered) == len(text):  # "İ" lower-cases to 2 characters
+        found += filter(None, map(_nato, islice(_nato_runs(text, lowered), MAX_PAYLOADS)))
+    spans = list(islice(long_tokens(data), MAX_PAYLOADS))
+    found += _uuencoded(data, spans)
+    found += filter(None, (_base85(data[start:end].decode("ascii")) for start, end in spans))
+    return found[:MAX_PAYLOADS]

@@ -49,35 +49,53 @@ def _printable_ratio(text: str) -> float:
     return (sum(map(str.isprintable, text)) + text.count("\n") + text.count("\t")) / len(text)
 
 
-# --- Which formats may be present: translations of the UTF-8 bytes into classes, then substring tests ---------------
-# First, digits and every format's symbols (". - & # x") are one class ("0"), spaces another, commas and semicolons are
-# dropped, anything else is "a": every run of Morse, numbers, 0x bytes or entities holds two symbols in a row or a space
-# apart ("00", "0 0"), and ordinary prose (letters, spaces, a full stop then a space) holds neither. Then, only where one
-# is found, each format's own test: Morse's symbols and digits told apart, a run of Morse holds ". ." (a message of 8
-# letters has a word of two or more: Morse written only in one-letter words is not decoded), binary 8 digits in a row,
-# decimal bytes "0 0" or 8 digits in a row ("73,103,110"), A1Z26 "0 0" or "0.0" ("9-7-14"), entities and 0x bytes
-# their opening characters as written. Escapes: a backslash. ~20 us for a translation and ~10-15 us per test on 32 KB
-# here; a regex per format costs 0.1-4 ms on 32 KB of prose.
-_SYMBOL_CLASSES = bytes(ord("0") if byte in b"0123456789.-&#xX" else byte if byte == ord(" ") else ord("a") for byte in range(256))
+# --- Which formats may be present: translations of the UTF-8 bytes, then substring tests ---------------------------
+# First, digits and every format's symbols (". - & # x") are one class ("0"), spaces stay, commas and semicolons are
+# dropped, letters are lower-cased, anything else is "a": every run of Morse, numbers, 0x bytes or entities holds two
+# symbols in a row or a space apart ("00", "0 0"), and ordinary prose (letters, spaces, a full stop then a space) holds
+# neither; NATO's hint words are read in the same bytes. Then, only where a symbol test passes, each format's own test:
+# Morse's symbols and digits told apart, a run of Morse holds ". ." (a message of 8 letters has a word of two or more:
+# Morse written only in one-letter words is not decoded), binary 8 digits in a row, decimal bytes "0 0" or 8 digits in a
+# row ("73,103,110"), A1Z26 "0 0" or "0.0" ("9-7-14"), entities and 0x bytes their opening characters as written.
+# Escapes: a backslash. Long tokens (base85, ascii85, uuencode): 20 marks in a row (long_tokens). On 32 KB here: ~20 us
+# per translation and ~10-15 us per test; a regex per format costs 0.1-4 ms on 32 KB of prose.
+_SYMBOL_OF = {**{byte: byte + 32 for byte in b"ABCDEFGHIJKLMNOPQRSTUVWYZ"}, **{byte: byte for byte in b"abcdefghijklmnopqrstuvwyz "},
+              **dict.fromkeys(b"0123456789.-&#xX", ord("0"))}
+_SYMBOL_CLASSES = bytes(_SYMBOL_OF.get(byte, ord("a")) for byte in range(256))
 _SYMBOLS = (b"00", b"0 0")
 _CLASS_OF = {**dict.fromkeys(b"0123456789", "0"), **dict.fromkeys(b".-", "."), ord(" "): " "}
 _CLASSES = bytes(ord(_CLASS_OF.get(byte, "a")) for byte in range(256))
-_MORSE, _BINARY, _NUMBERS, _ESCAPES, _ENTITIES, _HEX_LIST = range(6)
+_MORSE, _BINARY, _NUMBERS, _ESCAPES, _ENTITIES, _HEX_LIST, _NATO, _TOKENS = range(8)
 _EIGHT = b"0" * 8
-_TESTS = ((_MORSE, (b". .",)), (_BINARY, (_EIGHT,)), (_NUMBERS, (b"0 0", _EIGHT, b"0.0")))
-_RAW_TESTS = ((_ENTITIES, (b"&#",)), (_HEX_LIST, (b"0x", b"0X")))
 _SEPARATORS_DROPPED = b",;"
+# The NATO words for e and o: a message of 8 letters with neither is not decoded.
+_NATO_TESTS = (b"echo", b"oscar")
 
 
-def _kinds(data: bytes) -> set[int]:
-    """The formats that may occur in `data` (a text's UTF-8 bytes): a superset of those whose regex finds a run."""
+def _kinds(data: bytes, marks: bytes) -> set[int]:
+    """The formats that may occur in `data` (a text's UTF-8 bytes; `marks`: long_tokens' marks of it): a superset of
+    those whose regex finds a run."""
     kinds = {_ESCAPES} if b"\\" in data else set()
+    if _TOKEN in marks:
+        kinds.add(_TOKENS)
     symbols = data.translate(_SYMBOL_CLASSES, _SEPARATORS_DROPPED)
-    if not any(needle in symbols for needle in _SYMBOLS):
+    if _NATO_TESTS[0] in symbols or _NATO_TESTS[1] in symbols:
+        kinds.add(_NATO)
+    if b"00" not in symbols and b"0 0" not in symbols:
         return kinds
     classes = data.translate(_CLASSES, _SEPARATORS_DROPPED)
-    return (kinds | {kind for kind, needles in _TESTS if any(needle in classes for needle in needles)}
-            | {kind for kind, needles in _RAW_TESTS if any(needle in data for needle in needles)})
+    # Written out, not as loops over a table: a generator per test cost ~1 us each on a 1 KB text, most of the time.
+    if b". ." in classes:
+        kinds.add(_MORSE)
+    if _EIGHT in classes:
+        kinds |= {_BINARY, _NUMBERS}
+    elif b"0 0" in classes or b"0.0" in classes:
+        kinds.add(_NUMBERS)
+    if b"&#" in data:
+        kinds.add(_ENTITIES)
+    if b"0x" in data or b"0X" in data:
+        kinds.add(_HEX_LIST)
+    return kinds
 
 
 # --- Morse code (ITU-R M.1677-1): letters a space apart, words " / " or 3 spaces apart -----------------------------
@@ -135,10 +153,7 @@ _NATO_RUN = re.compile(rf"\b{_NATO_WORD}(?:[ ,./|]{{1,5}}{_NATO_WORD}){{7,}}", r
 _NATO_GAP = re.compile(r"[ ,./|]+")
 
 
-# The NATO words for e and o, in the lower-cased text: a message of 8 letters with neither is not decoded. (Two
-# `in` tests say whether to look; the regex's first characters are a two-letter class, so it skips to them.)
-_NATO_TESTS = ("echo", "oscar")
-_NATO_HINT = re.compile("echo|oscar")
+_NATO_HINT = re.compile("echo|oscar")  # _NATO_TESTS in the lower-cased text; its first characters are a class of two
 _NATO_REACH = 8 * 13  # characters: 8 code words and their gaps, at most
 
 
@@ -255,15 +270,14 @@ _TOKEN_MARKS = bytes(ord("a") if 0x21 <= byte <= 0x7E else ord(" ") for byte in 
 _TOKEN = b"a" * _MIN_TOKEN
 
 
-def long_tokens(data: bytes) -> Iterator[tuple[int, int]]:
-    """The span of each run of 20 printable ASCII characters or more without whitespace in `data` (a text's UTF-8
-    bytes; every byte of another character is >= 0x80, so it ends a run), in order, found with bytes.find on a copy
-    marking each byte "a" (in a run) or " ": a regex tries every position of every shorter word."""
-    marks = data.translate(_TOKEN_MARKS)
+def long_tokens(marks: bytes) -> Iterator[tuple[int, int]]:
+    """The span of each run of 20 printable ASCII characters or more without whitespace in a text's UTF-8 bytes, in
+    order; `marks`: the bytes translated by _TOKEN_MARKS, "a" in such a run, " " elsewhere (every byte of another
+    character is >= 0x80, so it ends a run). Found with bytes.find: a regex tries every position of every shorter word."""
     start = marks.find(_TOKEN)
     while start >= 0:
         end = marks.find(b" ", start)
-        end = len(data) if end < 0 else end
+        end = len(marks) if end < 0 else end
         yield start, end
         start = marks.find(_TOKEN, end)
 
@@ -279,12 +293,20 @@ def base32_text(run: str) -> str | None:
         return None
 
 
+# A character outside each alphabet (one search each, a class: linear): a token with both, a URL or a path with "/" and
+# "w", is neither, and is not handed to the decoders (pure Python, ~5-20 us a call here).
+_NOT_BASE85 = re.compile(r"[\"',./:\[\\\]]")
+_NOT_ASCII85 = re.compile(r"[v-z{|}]")
+
+
 def _base85(token: str) -> str | None:
     """A token read as ascii85 (Adobe's "<~ ~>" or bare) or as base85 (RFC 1924, Git's and Python's b85encode)."""
     if token.startswith("<~") and token.endswith("~>"):
         decoders: tuple[Callable[[bytes], bytes], ...] = (lambda data: base64.a85decode(data, adobe=True),)
+    elif _NOT_BASE85.search(token):
+        decoders = () if _NOT_ASCII85.search(token) else (base64.a85decode,)
     else:
-        decoders = (base64.b85decode, base64.a85decode)
+        decoders = (base64.b85decode,) if _NOT_ASCII85.search(token) else (base64.b85decode, base64.a85decode)
     data = token[:_MAX_TOKEN].encode("ascii")
     for decode in decoders:
         try:
@@ -341,22 +363,26 @@ _RUNS: tuple[tuple[int, re.Pattern[str], Callable[[str], str | None]], ...] = (
 _WHOLE: tuple[tuple[int, Callable[[str], str | None]], ...] = ((_ESCAPES, _escapes), (_ENTITIES, _entities))
 
 
-def encoded_payloads(text: str, base64_runs: list[str]) -> list[str]:
-    """The texts hidden in `text` in this module's formats, at most MAX_PAYLOADS. `base64_runs`: the text's base64
-    candidates (normalize.base64_candidates), which base32 is read from."""
+def encoded_payloads(text: str, data: bytes, base64_runs: list[str]) -> list[str]:
+    """The texts hidden in `text` (`data`: its UTF-8 bytes) in this module's formats, at most MAX_PAYLOADS.
+    `base64_runs`: the text's base64 candidates (normalize.base64_candidates), which base32 is read from."""
+    marks = data.translate(_TOKEN_MARKS)
+    kinds = _kinds(data, marks)
+    if not kinds and not base64_runs:  # ordinary prose
+        return []
     found = [decoded for decoded in map(base32_text, base64_runs) if decoded]
-    data = text.encode("utf-8", "surrogatepass")
-    kinds = _kinds(data)
     for kind, decode in _WHOLE:
         if kind in kinds:
             found += filter(None, [decode(text)])
     for kind, pattern, decode in _RUNS:
         if kind in kinds:
             found += filter(None, (decode(match.group(0)) for match in islice(pattern.finditer(text), MAX_PAYLOADS)))
-    lowered = text.lower()
-    if any(needle in lowered for needle in _NATO_TESTS) and len(lowered) == len(text):  # "İ" lower-cases to 2 characters
-        found += filter(None, map(_nato, islice(_nato_runs(text, lowered), MAX_PAYLOADS)))
-    spans = list(islice(long_tokens(data), MAX_PAYLOADS))
-    found += _uuencoded(data, spans)
-    found += filter(None, (_base85(data[start:end].decode("ascii")) for start, end in spans))
+    if _NATO in kinds:
+        lowered = text.lower()
+        if len(lowered) == len(text):  # "İ" lower-cases to 2 characters: the offsets would not be the text's
+            found += filter(None, map(_nato, islice(_nato_runs(text, lowered), MAX_PAYLOADS)))
+    if _TOKENS in kinds:
+        spans = list(islice(long_tokens(marks), MAX_PAYLOADS))
+        found += _uuencoded(data, spans)
+        found += filter(None, (_base85(data[start:end].decode("ascii")) for start, end in spans))
     return found[:MAX_PAYLOADS]

@@ -134,7 +134,7 @@ def test_letters_without_word_gaps_are_spaced_so_the_squashed_rules_read_them():
     "- - - - - - - - - - - -",
 ])
 def test_benign_text_that_looks_like_an_encoding_decodes_to_nothing(text):
-    assert encodings.encoded_payloads(text, list(base64_candidates(text))) == []
+    assert encodings.encoded_payloads(text, text.encode(), list(base64_candidates(text))) == []
     assert core.screen(text).score < 0.5 and core.screen(text, role="system").score < 0.5
 
 
@@ -151,6 +151,7 @@ def test_the_format_tests_never_skip_a_text_whose_regex_finds_a_run():
     samples = [encode(text) for encode in FORMATS.values() for text in ATTACKS + (BENIGN,)]
     samples += ["\\x6e\\x6f\\x6e\\x6f\\x6e\\x6f", "0x6e,0x6f,0x6e,0x6f", "&#x6e;&#x6f;&#x6e;&#x6f;", "1-2-3-4-5-6-7-8"]
     for sample in samples:
-        kinds = encodings._kinds(sample.encode())
+        data = sample.encode()
+        kinds = encodings._kinds(data, data.translate(encodings._TOKEN_MARKS))
         for kind, pattern, _ in encodings._RUNS:
             assert kind in kinds or not pattern.search(sample), (sample[:40], kind)

@@ -145,7 +145,7 @@ def _outputs(module, text: str) -> tuple:  # noqa: ANN001
 
     from chalicelib.screening import normalize
 
-    with patch.object(normalize, "encoded_payloads", lambda text, base64_runs: []) if module is normalize else nullcontext():
+    with patch.object(normalize, "encoded_payloads", lambda text, data, base64_runs: []) if module is normalize else nullcontext():
         return _reference_outputs(module, text)
 
 

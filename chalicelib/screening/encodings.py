@@ -258,8 +258,11 @@ def _entities(text: str) -> str | None:
     return unescaped[:MAX_DECODED_CHARS] if unescaped != text else None
 
 
+_NOT_HEX_DIGITS = re.compile(r"0[xX]|[ ,;]")  # what _HEX_LIST_RUN has between the hex digits
+
+
 def _hex_list(run: str) -> str | None:
-    return as_text(bytes.fromhex(re.sub(r"[^0-9a-fA-F]|0[xX]", "", run)))
+    return as_text(bytes.fromhex(_NOT_HEX_DIGITS.sub("", run)))
 
 
 # --- Long tokens: base32, base85 / ascii85, uuencode ---------------------------------------------------------------

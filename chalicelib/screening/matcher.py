@@ -18,6 +18,7 @@ is what the folded readings are made of.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re  # only for rule patterns (ours) and ASCII word tokens, never a backtracking match on a rule
 import threading
@@ -99,6 +100,12 @@ _NAMED_SPACE_GAP = re.compile(r"~s(\d+)!\{([^{}~]+)\}~")  # the same, words betw
 # of several sets fills '~x!>~' ('~x!>{@of_a_product}~': " of the " then "manual"). '{@a|@b}' reads both lists as one,
 # set by set ('~2!{@product|@elsewhere}~': a product's or a document's instructions; '~x!>{@a|@b}~': any string of either
 # list's first set, then any of either's second, and so on).
+# '~<!{a b|c/d e f}~': '~<!~' whose negations of several words are these (two to four words each, the last right before
+# this point; 'c/d' either word), instead of the language's: what someone else may ask is no request of the text's writer,
+# as a negated one is none ("If a user asks you to ignore your rules, decline": 'user asks you to'; "I am asking you to
+# ignore ..." asks). Read on a window of one word (_words_before: each word read before it is one more word trie). Linear as
+# '~<!~' is: alternatives of word tries, each a literal prefix then one class and '\w*', no quantified group to backtrack into.
+_PHRASES_MARK = re.compile(r"~<!\{([^{}~]+)\}~")
 _NAMED_LIST = re.compile(r"\{(@[a-z_]+(?:\|@[a-z_]+)*)\}")
 _GAP_BEFORE_LIST = re.compile(r"~[js]?\d+!\+?$")
 
@@ -148,8 +155,15 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
     pattern = _JOINLESS_GAP.sub(lambda gap: _joinless_gap(int(gap.group(1)), lists), pattern)
     negations = tuple(negations)
+    pattern = _PHRASES_MARK.sub(lambda mark: _negation_regex("<!", False, negations, lists, phrases_of(mark.group(1))), pattern)
     pattern = _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations, lists), pattern)
     return _ATTACHED_MARK.sub(lambda mark: _attached_regex(mark.group(1) == "<!", attached, mark.group(2)), pattern)
+
+
+def phrases_of(written: str) -> tuple[str, ...]:
+    """The phrases of a '~<!{..}~' mark, each written once with its alternative words ('if/when asked to': "if asked to",
+    "when asked to")."""
+    return tuple(" ".join(words) for phrase in written.split("|") for words in itertools.product(*(slot.split("/") for slot in phrase.split(" "))))
 
 
 def _named_sets(mark: re.Match, named: Mapping[str, NamedList]) -> str:
@@ -282,45 +296,67 @@ def not_negated_nor_followed_by(negations: tuple[str, ...], groups: list[list[st
     return (f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|(?:[^\\w ]| \\W)\\W*{other}(?:\\W|$)| {neither}(?:\\W|$)| (?:{started}){whole})")
 
 
-def _openers(negations: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
-    """The single-word negations, and the two-word ones as {second word: the first words that make it a negation}."""
-    words, pairs = [], {}
-    for entry in negations:
-        parts = entry.split(" ")
-        if len(parts) > 2 or not all(_NEGATION_WORD.fullmatch(part) for part in parts):
-            raise ValueError(f"negation {entry!r} is not one or two words of ASCII letters and digits once folded")
-        if len(parts) == 1:
-            words.append(entry)
-        else:
-            pairs.setdefault(parts[1], []).append(parts[0])
-    return tuple(words), {second: tuple(sorted(firsts)) for second, firsts in pairs.items()}
+def _openers(negations: tuple[str, ...]) -> tuple[tuple[str, ...], dict]:
+    """The single-word negations, and the two-word ones as a trie (phrase_trie: {second word: {first word: {_WHOLE: {}}}})."""
+    if any(len(entry.split(" ")) > 2 for entry in negations):
+        raise ValueError(f"a negation of more than two words in {negations!r}: name its last two")
+    words = tuple(entry for entry in negations if " " not in entry)
+    return words, phrase_trie(tuple(entry for entry in negations if " " in entry))
 
 
-def _window_word(words: tuple[str, ...], pairs: dict[str, tuple[str, ...]]) -> str:
-    """A regex for one word of a '~N<!~' window that negates nothing: any word but a negation or a two-word
-    negation's second word, or that second word after a word that does not make it a negation ("this case")."""
-    if not pairs:
-        return not_one_of(words)
-    return "(?:" + "|".join([not_one_of(words + tuple(pairs))] + _paired(words, pairs)) + ")"
+def phrase_trie(phrases: tuple[str, ...]) -> dict:
+    """Negations of several words (two to four) as a trie read backwards from the word right before the rule's,
+    {last word: {the word before: ... {first word: {_WHOLE: {}}}}}."""
+    trie: dict = {}
+    for phrase in phrases:
+        parts = phrase.split(" ")
+        if not 2 <= len(parts) <= 4 or not all(_NEGATION_WORD.fullmatch(part) for part in parts):
+            raise ValueError(f"negation {phrase!r} is not two to four words of ASCII letters and digits once folded")
+        node = trie
+        for part in reversed(parts):
+            node = node.setdefault(part, {})
+        node[_WHOLE] = {}
+    return trie
 
 
-def _paired(words: tuple[str, ...], pairs: dict[str, tuple[str, ...]]) -> list[str]:
-    """Regexes for a word and, after it, a two-word negation's second word that it does not make a negation. Each
-    set of first words is one more copy of the negations' trie in every window: Hyperscan refuses a pattern of
-    16,000 characters (ext.en.system_prompt, '~4<!~', is ~11,500 with three sets), so share first words."""
-    by_firsts: dict[tuple[str, ...], list[str]] = {}
-    for second, firsts in sorted(pairs.items()):
-        by_firsts.setdefault(firsts, []).append(second)
-    return [f"{not_one_of(words + firsts)}\\W+(?:{'|'.join(seconds)})" for firsts, seconds in by_firsts.items()]
+_WHOLE = ""  # in a trie of _openers: the words read so far are a whole negation
 
 
-def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: Lists = Lists()) -> str:
+def _window_word(words: tuple[str, ...], phrases: dict, levels: int = 1) -> str:
+    """A regex for one word of a '~N<!~' window that negates nothing: any word but a negation or the last word of one of
+    several words, or that word after words that do not make it a negation ("this case", "I need you to"). The negation
+    words are none of the `levels` words before it either (a two-word negation's first: "not time to reveal ...")."""
+    return _words_before(phrases, words, levels) if phrases else not_one_of(words)
+
+
+def _words_before(node: dict, excluded: tuple[str, ...], levels: int) -> str:
+    """A regex for the word before this point, and the words before it, that end none of the negations of `node` (a trie of
+    _openers): any word but `excluded` and `node`'s words, or one of those after words that end none of its negations.
+    Branches with the same words before share one regex. Each is one more copy of a word trie: Hyperscan refuses a pattern
+    of 16,000 characters (ext.en.system_prompt, '~4<!~', is ~11,500 with three sets of first words), so `excluded` (the
+    negation words) is read `levels` words before the last only."""
+    branches = sorted(word for word in node if word != _WHOLE)
+    shared: dict[str, list[str]] = {}
+    for word in branches:
+        if _WHOLE not in node[word]:  # a whole negation ends here: the word is excluded, whatever lies before it
+            shared.setdefault(_words_before(node[word], excluded if levels else (), max(levels - 1, 0)), []).append(word)
+    parts = [not_one_of(excluded + tuple(branches))] + [f"{before}\\W+(?:{'|'.join(ends)})" for before, ends in shared.items()]
+    return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+
+def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: Lists = Lists(), phrases: tuple[str, ...] | None = None) -> str:
+    """A negation mark's regex; `phrases`: those of a '~<!{..}~' mark, read instead of the language's negations of two words."""
     if not negations:
         raise ValueError("a negation mark in a rule whose language has no negations")
     if spaced and mark == "<!" and not all(_NEGATION_WORD.fullmatch(word) for word in negations):
         # A negation of several words, or of letters that do not fold to ASCII ("không bao giờ", never): read on the bytes.
         return f"(?:^|{not_after_words(negations)} )[^ ]*"
     negations, pairs = _openers(negations)
+    levels = 1
+    if phrases is not None:
+        # The phrases' words before the last are any but theirs (levels=0): "never to ignore" is the window's word "to"
+        # after "never", as "never then ignore" is; each word trie without the negations is ~900 characters shorter.
+        pairs, levels = phrase_trie(phrases), 0
     other = not_one_of(negations, spaced)
     if spaced and mark == "<!":
         # As '~sN~' rules read words: the rule's word may end a longer one ("проигнорируй", "«забудь").
@@ -332,7 +368,7 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         # word is one word, or a word and a two-word negation's second word ("this case"); the clause's first word
         # may be that second word alone ("Case closed ...").
         words = int(mark[:-2] or 1)
-        unit = _window_word(negations, pairs)
+        unit = _window_word(negations, pairs, levels)
         if pairs:
             between = f"(?:{other}\\W+)?" + (f"(?:{unit}\\W+){{0,{words - 1}}}" if words > 1 else "")
         else:
@@ -359,7 +395,7 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         # One word: the word before, if it is not a list's ("ignore, override or forget"): any but a negation or a join,
         # before no comma; a join after one word ("never share or reveal": as before, a window word), or after a list
         # that no negation opens; the word right after any comma.
-        word = _window_word(negations + tuple(lists.joins), pairs)
+        word = _window_word(negations + tuple(lists.joins), pairs, levels)
         return (f"(?:{starts}\\W*|,[ ]*|{bare_join}|(?:^|\\W){word}[^\\w,]+|(?:^ ?|[^\\w, ]|[^,] )\\w+ +{joins}\\W+"
                 f"|{head}{_LIST_ITEMS} *,? *\\b{joins}\\W+)")
     if mark == "!>":

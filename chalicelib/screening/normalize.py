@@ -28,7 +28,13 @@ from .encodings import as_text as _as_text
 
 # Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
 _INVISIBLE_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
-_INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}]")
+# Combining marks of the blocks that decorate Latin letters (diacritics, their extensions and supplement, marks for
+# symbols, half marks): zalgo text stacks them ("i\u0301\u0316\u0334"), strikethrough puts U+0336 after each letter.
+# Removed with the invisible characters, after NFKC: a letter and the mark NFKC composes with it stay one letter
+# ("é", Vietnamese "ệ"), which the accent table then folds. Other scripts' marks (Devanagari, Thai, Arabic, Hebrew)
+# are in their own blocks and stay.
+_COMBINING_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}{_COMBINING_MARKS}]")
 # Control characters that are not whitespace become a space; then every whitespace run is one space
 # (str.split's whitespace is exactly re's \s: checked over every code point in the tests).
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
@@ -57,11 +63,27 @@ _HOMOGLYPHS = str.maketrans({
     "χ": "x", "γ": "y", "ω": "w", "ς": "s", "μ": "u",
     # Latin look-alikes NFKC leaves alone
     "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ß": "ss",
+    # Small capitals ("ɪɢɴᴏʀᴇ"; small capital Q is "ꞯ", and "ǫ" already reads "o" by its accent)
+    "ᴀ": "a", "ʙ": "b", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ꜰ": "f", "ɢ": "g", "ʜ": "h", "ɪ": "i", "ᴊ": "j", "ᴋ": "k",
+    "ʟ": "l", "ᴍ": "m", "ɴ": "n", "ᴏ": "o", "ᴘ": "p", "ꞯ": "q", "ʀ": "r", "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v",
+    "ᴡ": "w", "ʏ": "y", "ᴢ": "z",
+    # The upside-down alphabet's turned letters (its b d n p q u are ASCII: ciphers.upside_down reads those)
+    "ɐ": "a", "ɔ": "c", "ǝ": "e", "ɟ": "f", "ƃ": "g", "ɥ": "h", "ᴉ": "i", "ɾ": "j", "ʞ": "k", "ꞁ": "l", "ɯ": "m",
+    "ɹ": "r", "ʇ": "t", "ʌ": "v", "ʍ": "w", "ʎ": "y", "∀": "a", "ⅎ": "f", "⅁": "g",
+    # IPA and Greek letters that read as Latin ones in a Latin word ("ρʀενɪσʊɕ"); σ is folded in Greek rules as in text
+    "σ": "o", "ʊ": "u", "ɕ": "s", "ɑ": "a", "ɩ": "i", "ʋ": "v", "ɛ": "e",
+    # Negative squared and negative circled capitals, and regional indicators (a flag "🇫🇷" reads "fr"): no NFKC form
+    **{chr(0x1F170 + index): letter for index, letter in enumerate("abcdefghijklmnopqrstuvwxyz")},
+    **{chr(0x1F150 + index): letter for index, letter in enumerate("abcdefghijklmnopqrstuvwxyz")},
+    **{chr(0x1F1E6 + index): letter for index, letter in enumerate("abcdefghijklmnopqrstuvwxyz")},
 })
 def _accent_table() -> dict[int, str]:
-    """Latin letters with diacritics (U+00C0-U+024F) to their base letters, precomputed once."""
+    """Latin letters with diacritics (U+00C0-U+024F, and U+1E00-U+1E9F of Latin Extended Additional) to their base
+    letters, precomputed once. The second range holds what NFKC composes of a letter and a mark the first has not
+    ("m" + U+0301 is "ḿ", "p" + U+0301 "ṕ"): with the marks stripped (_COMBINING_MARKS), a letter under marks reads as
+    itself. The rest of that block (U+1EA0-U+1EFF) is Vietnamese ("ệ", "ạ"), left as NFKC composes it."""
     table = {}
-    for code in range(0xC0, 0x250):
+    for code in (*range(0xC0, 0x250), *range(0x1E00, 0x1EA0)):
         base = "".join(ch for ch in unicodedata.normalize("NFKD", chr(code)) if not unicodedata.combining(ch))
         if base != chr(code) and base.isascii():
             table[code] = base
@@ -105,7 +127,7 @@ MAX_READINGS = 32  # readings of one input, all depths together
 
 
 def fold(text: str) -> str:
-    """NFKC, invisible and control characters removed, homoglyphs and accents folded, lower case, one space."""
+    """NFKC, invisible characters and combining marks removed, homoglyphs and accents folded, lower case, one space."""
     return _fold_letters(_fold_case(text))
 
 
@@ -160,7 +182,7 @@ class _PatternFolds(dict):
 
     def __missing__(self, code: int) -> str:
         char = chr(code)
-        folded = char if char.isascii() else lower(unicodedata.normalize("NFKC", char)).translate(_FOLD_TABLE)
+        folded = char if char.isascii() else _INVISIBLE.sub("", lower(unicodedata.normalize("NFKC", char))).translate(_FOLD_TABLE)
         self[code] = folded
         return folded
 
@@ -182,7 +204,21 @@ def _fold_case(text: str) -> str:
 
 
 def _fold_case_run(text: str) -> str:
-    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", LONG_LIGATURES.sub(" ", text)))
+    composed = unicodedata.normalize("NFKC", LONG_LIGATURES.sub(" ", text))
+    if _MARKED_LETTER.search(composed):
+        composed = _MARKED_LETTER.sub(_bare_letter, composed)
+    return _INVISIBLE.sub("", composed)
+
+
+# A letter NFKC composed with a mark and still followed by marks: stacked marks (zalgo), not a language's letters, which
+# NFKC composes whole ("ệ"); read as the bare letter, so that "a" under a dot below and more is "a", not Vietnamese "ạ".
+# Linear: an attempt starts at a non-ASCII character and takes the run of marks after it, with nothing to give back.
+_MARKED_LETTER = re.compile(f"[^\x00-\x7f][{_COMBINING_MARKS}]+")
+
+
+def _bare_letter(match: re.Match[str]) -> str:
+    # NFC after: a Hangul syllable NFD splits into its jamo is one syllable again (NFKC had made the text NFC already)
+    return unicodedata.normalize("NFC", _INVISIBLE.sub("", unicodedata.normalize("NFD", match.group(0))))
 
 
 def not_inert_ranges() -> str:
@@ -227,7 +263,7 @@ def _not_inert_run() -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _case_folded_run() -> re.Pattern[str]:
     """Where _fold_case may change a text: where NFKC may, and the characters it removes or replaces."""
-    return re.compile(f"[{_not_inert_class()}{_INVISIBLE_CHARS}{LONG_LIGATURES.pattern[1:-1]}]+")
+    return re.compile(f"[{_not_inert_class()}{_INVISIBLE_CHARS}{_COMBINING_MARKS}{LONG_LIGATURES.pattern[1:-1]}]+")
 
 
 def nfkc(text: str) -> str:

@@ -157,13 +157,30 @@ def _reference_outputs(module, text: str) -> tuple:  # noqa: ANN001
     return folded, joined, unleet_(joined), payloads(text), squash_(unleet_(folded)), join(text), unleet_(text)
 
 
+def folded_since_the_reference(text: str) -> bool:
+    """Whether `text` holds a character fold reads since the reference was frozen (session 15: small capitals, turned
+    letters, IPA and Greek look-alikes, negative squared and circled letters, regional indicators, U+1E00-U+1E9F,
+    combining marks stripped): there, and only there, the classifier reads another text than the one it was trained
+    on, until it is retrained (the lead's call)."""
+    import re
+    import unicodedata
+
+    from chalicelib.screening import normalize
+    from tests.data.screening import normalize_reference
+
+    added = "".join(sorted(chr(code) for code in set(normalize._FOLD_TABLE) - set(normalize_reference._FOLD_TABLE)))
+    new = re.compile(f"[{re.escape(added)}{normalize._COMBINING_MARKS}]")
+    return bool(new.search(text) or new.search(normalize.lower(unicodedata.normalize("NFKC", text))))
+
+
 def test_classifier_inputs_are_identical_to_the_frozen_reference_on_the_whole_corpus():
     from chalicelib.screening import normalize
     from tests.data.screening import normalize_reference
 
     texts = _corpus_texts()
     assert len(texts) > 1000
-    different = [text[:80] for text in texts if _outputs(normalize, text) != _outputs(normalize_reference, text)]
+    different = [text[:80] for text in texts if _outputs(normalize, text) != _outputs(normalize_reference, text)
+                 and not folded_since_the_reference(text)]
     assert different == []
 
 
@@ -174,7 +191,7 @@ def test_classifier_inputs_are_identical_to_the_frozen_reference_on_generated_te
     from chalicelib.screening import normalize
     from tests.data.screening import normalize_reference
 
-    assert _outputs(normalize, text) == _outputs(normalize_reference, text)
+    assert folded_since_the_reference(text) or _outputs(normalize, text) == _outputs(normalize_reference, text)
 
 
 def test_str_split_whitespace_is_exactly_the_regex_whitespace_fold_relied_on():
@@ -377,8 +394,8 @@ def test_nfkc_by_runs_is_nfkc_of_the_whole_text(text):
     from chalicelib.screening import normalize
 
     def fold_case_whole(text: str) -> str:  # _fold_case as it was written, every step on the whole text
-        text = normalize.LONG_LIGATURES.sub(" ", text)
-        return normalize.lower(normalize._INVISIBLE.sub("", unicodedata.normalize("NFKC", text)))
+        text = unicodedata.normalize("NFKC", normalize.LONG_LIGATURES.sub(" ", text))
+        return normalize.lower(normalize._INVISIBLE.sub("", normalize._MARKED_LETTER.sub(normalize._bare_letter, text)))
 
     for variant in (text, text * 40):  # * 40: past _MAX_RUNS runs, the whole text at once
         assert normalize.nfkc(variant) == unicodedata.normalize("NFKC", variant)

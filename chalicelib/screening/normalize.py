@@ -1,9 +1,9 @@
 """Normalisation before matching: what an attacker does to slip past keyword rules, undone.
 
-`views(text)` returns the texts the rules run on: the folded text, a de-spaced/de-leeted view,
-and any payloads decoded from base64, hex, URL encoding or rot13, and from the formats of encodings.py (Morse,
-binary, decimal bytes, A1Z26, NATO, HTML entities, \\x/\\u/0x escapes, base32, base85/ascii85, uuencode), bounded in
-count, size and depth.
+`views(text)` returns the texts the rules run on: the folded text, a de-spaced/de-leeted view, the readings of
+simple ciphers where a cheap test calls for them (ciphers.py), and any payloads decoded from base64, hex, URL
+encoding or rot13, and from the formats of encodings.py (Morse, binary, decimal bytes, A1Z26, NATO, HTML entities,
+\\x/\\u/0x escapes, base32, base85/ascii85, uuencode), bounded in count, size and depth.
 Every function here is pure and total: it never raises on any Unicode input.
 
 Work is linear in the input by construction: every regex below either is a plain character class
@@ -23,6 +23,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Callable, Iterator
 
+from .ciphers import cipher_readings
 from .encodings import MAX_DECODED_CHARS, MAX_PAYLOADS, encoded_payloads
 from .encodings import as_text as _as_text
 
@@ -541,16 +542,18 @@ def squash(folded: str) -> str:
 
 
 def _readings(text: str) -> list[tuple[str, str]]:
-    """The readings of one text (no decoding): folded, de-spaced, de-leeted, rot13, letters only."""
+    """The readings of one text (no decoding): folded, de-spaced, de-leeted, rot13, letters only, and the cipher
+    readings its tests call for (ciphers.cipher_readings: reversed, upside down, Caesar, atbash, fragments, acrostics)."""
     # rot13 before the accents are stripped: rot13 leaves accented letters alone (as the codec does),
     # stripping would not.
-    folded, rotated = _fold_letters_and_rot13(_fold_case(text))
+    cased = _fold_case(text)
+    folded, rotated = _fold_letters_and_rot13(cased)
     joined, spaced = _join(folded)
     # fold leaves " " as the only whitespace and _join only removes characters: no need to look for others
     readings = [("text", folded), ("text", joined), ("text", _unleet(joined, spaces_only=True)), ("text", rotated)]
     if spaced:
         readings.append(("squashed", squash(readings[2][1])))  # the de-spaced, de-leeted reading, letters only
-    return readings
+    return readings + cipher_readings(cased, folded, _fold_letters)
 
 
 def views(text: str, depth: int = MAX_DEPTH) -> list[tuple[str, str]]:

@@ -5,9 +5,10 @@ reconstructions of the inputs from issue 13 that hung the old backtracking match
 rule words repeated and mixed, per-rule near misses (every word of a rule but its last part, so
 no match ends the scan early), spaced/dashed/leet letters, nested base64/hex/URL/rot13,
 Braille, variation selectors, zero-width interleaving, alternating accents and look-alikes, small
-capitals, turned letters and flags, stacked combining marks, punctuation and newline runs, printable
-noise, and each format of chalicelib/screening/encodings.py (Morse, binary, decimal, A1Z26, NATO,
-entities, escapes, base32, base85/ascii85, uuencode) as one long run and as near misses.
+capitals, turned letters and flags, stacked combining marks, reversed and Caesar text, quoted
+fragments, acrostics, punctuation and newline runs, printable noise, and each format of
+chalicelib/screening/encodings.py (Morse, binary, decimal, A1Z26, NATO, entities, escapes, base32,
+base85/ascii85, uuencode) as one long run and as near misses.
 Used by tests/unit/test_screening_time_bound.py and benchmarks/screening_worst_case.py.
 """
 from __future__ import annotations
@@ -200,13 +201,24 @@ def hostile_inputs(size: int = 32_000) -> Iterator[tuple[str, str]]:
     yield "nfkc.quadruple_prime", _repeat("\u2057 ignore ", size)
     yield "surrogate.lone", _repeat(ATTACK + " \ud800 ", size)
     yield "punct.run", _repeat("!?.,;:-'\"", size)
-    # Look-alike letters and combining marks (normalize._HOMOGLYPHS, _COMBINING_MARKS).
+    # Look-alike letters, combining marks and ciphers (normalize._HOMOGLYPHS, ciphers.py): each test's worst case.
     small_caps = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡxʏᴢ"))
     yield "fold.small_caps", "".join(small_caps.get(ch, ch) for ch in _repeat(ATTACK + " ", size))
     yield "fold.turned_and_flags", _repeat("ʇdɯoɹd ɯǝʇsʎs 🇫🇷🅰 ", size)
     yield "marks.zalgo_50", "".join(ch + "".join(chr(0x300 + (index * 7 + mark) % 0x70) for mark in range(50))
                                     for index, ch in enumerate(_repeat(ATTACK + " ", size // 51)))[:size]
     yield "marks.strikethrough", "".join(ch + "\u0336" for ch in _repeat(ATTACK + " ", size // 2))
+    yield "cipher.reversed_english", _repeat(ATTACK + " and the rest of it ", size)[::-1]
+    # Every common word enciphered, each by another Caesar shift: every cipher is found, none wins (likeliest_cipher).
+    near_caesar = [codecs.encode(word, "rot13") if shift == 13 else "".join(chr((ord(ch) - 97 + shift) % 26 + 97) for ch in word)
+                   for shift in range(1, 26) for word in ("the", "and", "your", "with", "that", "from")]
+    yield "cipher.near_caesar", _fill(rng, size, near_caesar)
+    yield "cipher.frequency_only", _repeat("xlmw mw rsx e gmtliv ", size)  # no common word: letter frequencies read it
+    yield "fragments.endless_joints", _repeat("'ig', ", size)
+    yield "fragments.quote_spaces", _repeat("'" + " " * 60 + "+", size)
+    yield "acrostic.one_letter_per_line", _repeat("\n".join(ATTACK.replace(" ", "")) + "\n", size)
+    yield "acrostic.newlines_then_letter", "\n" * (size - 1) + "x"
+    yield "acrostic.bullets_per_line", _repeat("- 1. * \n", size)
     yield "newline.run", "\n" * size
     yield "whitespace.mixed", _repeat(" \t\r\n\x0b\x0c\u00a0\u2028", size)
     yield "noise.printable", "".join(chr(rng.randrange(32, 127)) for _ in range(size))

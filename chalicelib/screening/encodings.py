@@ -199,10 +199,11 @@ def _binary(run: str) -> str | None:
 
 
 def _numbers(run: str) -> str | None:
-    """A run of numbers as A1Z26 (every number 1-26) or as decimal bytes (commas, semicolons and spaces between)."""
+    """A run of numbers as A1Z26 (every number 1-26, dashes, spaces and slashes between: "1,2,3,4,5,6,7,8,9,10" of a man
+    page is a list) or as decimal bytes (commas, semicolons and spaces between)."""
     values = [int(number) for number in _NUMBER.findall(run)]
     if all(1 <= value <= 26 for value in values):  # as bytes, control characters: never text
-        return _a1z26(run, values)
+        return None if "," in run or ";" in run else _a1z26(run, values)
     return as_text(bytes(values)) if max(values) < 256 and "-" not in run and "/" not in run else None
 
 

@@ -132,6 +132,7 @@ def test_letters_without_word_gaps_are_spaced_so_the_squashed_rules_read_them():
     "The Delta flight to India left the Hotel at Echo Park for Lima, Victor said to Oscar.",
     "See https://docs.example.com/guides/getting-started/installation-and-configuration for the details.",
     "- - - - - - - - - - - -",
+    "The man page lists 1,2,3,4,5,6,7,8,9,10 as the levels.",
 ])
 def test_benign_text_that_looks_like_an_encoding_decodes_to_nothing(text):
     assert encodings.encoded_payloads(text, text.encode(), list(base64_candidates(text))) == []

@@ -21,7 +21,7 @@ import urllib.parse
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .ciphers import cipher_readings
 from .encodings import MAX_DECODED_CHARS, MAX_PAYLOADS, encoded_payloads
@@ -93,9 +93,25 @@ def _accent_table() -> dict[int, str]:
 
 _ACCENTS = _accent_table()
 _FOLD_TABLE = {**_ACCENTS, **_HOMOGLYPHS}
+
+
+def class_body(codes: Iterable[int]) -> str:
+    """A regex character class's body holding `codes`, consecutive code points written as ranges. Python's re reads a
+    class of BMP characters as one bitmap lookup, but one with astral characters written one by one as a list it walks
+    at every position: the fold table's 78 astral letters (regional indicators, negative squared and circled letters)
+    made _FOLDABLE_RUN 3.3 ms per 32 KB of text instead of 0.4; as three ranges they cost nothing."""
+    runs: list[list[int]] = []
+    for code in sorted(set(codes)):
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "".join(re.escape(chr(low)) if low == high else f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in runs)
+
+
 # Runs of foldable characters, each translated alone: str.translate pays for every character it does
 # not find (an exception each), which is most of a non-Latin text; a run has none it does not find.
-_FOLDABLE_RUN = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(_FOLD_TABLE)) + "]+")
+_FOLDABLE_RUN = re.compile(f"[{class_body(_FOLD_TABLE)}]+")
 # rot13 on the UTF-8 bytes: the same letters as the codec (ASCII only, every other character's bytes
 # are >= 0x80), without str.translate's cost per unmapped character.
 _ROT13_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
@@ -135,7 +151,7 @@ def fold(text: str) -> str:
 # A word with ASCII letters and letters fold changes (accents, ł ø ı đ ß) or Cyrillic and Greek ones: Latin written
 # with look-alikes ("ignоre" with a Cyrillic о, "grandmøther"), or a language written with accents ("instruções").
 _LATIN_LETTER = re.compile("[a-z]")
-_FOLDED_OR_LOOKALIKE = re.compile("[\u0370-\u03ff\u0400-\u052f" + "".join(re.escape(chr(code)) for code in sorted(_FOLD_TABLE)) + "]")
+_FOLDED_OR_LOOKALIKE = re.compile(f"[\u0370-\u03ff\u0400-\u052f{class_body(_FOLD_TABLE)}]")
 
 
 def disguised(text: str) -> bool:

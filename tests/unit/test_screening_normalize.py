@@ -409,3 +409,18 @@ def test_base64_candidates_are_the_regex_matches(text):
     from chalicelib.screening import normalize
 
     assert list(normalize.base64_candidates(text)) == [match.group(0) for match in normalize._BASE64_CANDIDATE.finditer(text)]
+
+
+def test_a_class_body_written_as_ranges_holds_exactly_its_code_points():
+    """normalize.class_body writes runs of code points as ranges (Python's re walks a list of astral literals at every
+    position); the class must still hold the fold table's characters and nothing between or around them."""
+    import re
+
+    from chalicelib.screening.normalize import _FOLD_TABLE, class_body
+
+    pattern = re.compile(f"[{class_body(_FOLD_TABLE)}]")
+    codes = set(_FOLD_TABLE)
+    neighbours = {code + step for code in codes for step in (-1, 1)} - codes
+    assert all(pattern.fullmatch(chr(code)) for code in codes)
+    assert not any(pattern.fullmatch(chr(code)) for code in neighbours if not 0xD800 <= code <= 0xDFFF)
+    assert class_body([ord("a"), ord("b"), ord("c"), ord("-"), 0x1F1E6, 0x1F1E7]) == "\\-a-c\U0001F1E6-\U0001F1E7"

@@ -57,7 +57,7 @@ def _printable_ratio(text: str) -> float:
 # Morse's symbols and digits told apart, a run of Morse holds ". ." (a message of 8 letters has a word of two or more:
 # Morse written only in one-letter words is not decoded), binary 8 digits in a row, decimal bytes "0 0" or 8 digits in a
 # row ("73,103,110"), A1Z26 "0 0" or "0.0" ("9-7-14"), entities and 0x bytes their opening characters as written.
-# Escapes: a backslash. Long tokens (base85, ascii85, uuencode): 20 marks in a row (long_tokens). On 32 KB here: ~20 us
+# Escapes: a backslash. Long tokens (base85, ascii85, uuencode): 20 marks in a row (marked_runs). On 32 KB here: ~20 us
 # per translation and ~10-15 us per test; a regex per format costs 0.1-4 ms on 32 KB of prose.
 _SYMBOL_OF = {**{byte: byte + 32 for byte in b"ABCDEFGHIJKLMNOPQRSTUVWYZ"}, **{byte: byte for byte in b"abcdefghijklmnopqrstuvwyz "},
               **dict.fromkeys(b"0123456789.-&#xX", ord("0"))}
@@ -73,7 +73,7 @@ _NATO_TESTS = (b"echo", b"oscar")
 
 
 def _kinds(data: bytes, marks: bytes) -> set[int]:
-    """The formats that may occur in `data` (a text's UTF-8 bytes; `marks`: long_tokens' marks of it): a superset of
+    """The formats that may occur in `data` (a text's UTF-8 bytes; `marks`: its _TOKEN_MARKS): a superset of
     those whose regex finds a run."""
     kinds = {_ESCAPES} if b"\\" in data else set()
     if _TOKEN in marks:
@@ -273,16 +273,18 @@ _TOKEN_MARKS = bytes(ord("a") if 0x21 <= byte <= 0x7E else ord(" ") for byte in 
 _TOKEN = b"a" * _MIN_TOKEN
 
 
-def long_tokens(marks: bytes) -> Iterator[tuple[int, int]]:
-    """The span of each run of 20 printable ASCII characters or more without whitespace in a text's UTF-8 bytes, in
-    order; `marks`: the bytes translated by _TOKEN_MARKS, "a" in such a run, " " elsewhere (every byte of another
-    character is >= 0x80, so it ends a run). Found with bytes.find: a regex tries every position of every shorter word."""
-    start = marks.find(_TOKEN)
+def marked_runs(marks: bytes, length: int) -> Iterator[tuple[int, int]]:
+    """The span of each run of `length` "a" marks or more in `marks` (a text's bytes translated to "a" where a character
+    of the run's kind is, " " elsewhere), in order. Found with bytes.find: a regex tries every position of every shorter
+    word. Long tokens here (_TOKEN_MARKS on the UTF-8 bytes: 20 printable ASCII characters without whitespace; every byte
+    of another character is >= 0x80, so it ends a run), base64 runs in normalize.base64_candidates."""
+    run = b"a" * length
+    start = marks.find(run)
     while start >= 0:
         end = marks.find(b" ", start)
         end = len(marks) if end < 0 else end
         yield start, end
-        start = marks.find(_TOKEN, end)
+        start = marks.find(run, end)
 
 
 def base32_text(run: str) -> str | None:
@@ -385,7 +387,7 @@ def encoded_payloads(text: str, data: bytes, base64_runs: list[str]) -> list[str
         if len(lowered) == len(text):  # "İ" lower-cases to 2 characters: the offsets would not be the text's
             found += filter(None, map(_nato, islice(_nato_runs(text, lowered), MAX_PAYLOADS)))
     if _TOKENS in kinds:
-        spans = list(islice(long_tokens(marks), MAX_PAYLOADS))
+        spans = list(islice(marked_runs(marks, _MIN_TOKEN), MAX_PAYLOADS))
         found += _uuencoded(data, spans)
         found += filter(None, (_base85(data[start:end].decode("ascii")) for start, end in spans))
     return found[:MAX_PAYLOADS]

@@ -23,8 +23,8 @@ from functools import lru_cache
 from itertools import islice
 from typing import Callable, Iterable, Iterator
 
-from .ciphers import cipher_readings
-from .encodings import MAX_DECODED_CHARS, MAX_PAYLOADS, encoded_payloads
+from .ciphers import cipher_readings, letters_only
+from .encodings import MAX_DECODED_CHARS, MAX_PAYLOADS, encoded_payloads, marked_runs
 from .encodings import as_text as _as_text
 
 # Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
@@ -490,16 +490,9 @@ def base64_candidates(text: str) -> Iterator[str]:
     ASCII with "replace" writes one "?" per other character, so the offsets are the text's): the regex tries every
     position of every shorter word (~0.15 ms per 32 KB of prose with hyphenated words), this reads each character once."""
     marks = text.encode("ascii", "replace").translate(_BASE64_MARKS)
-    start = marks.find(_SIXTEEN)
-    while start >= 0:
-        end = marks.find(b" ", start)
-        end = len(text) if end < 0 else end
-        padded = end + text.startswith("=", end) + text.startswith("==", end)  # "={0,2}"
+    for start, end in marked_runs(marks, 16):
+        padded = end + text.startswith("=", end) + text.startswith("==", end)  # "={0,2}" ("=" is no base64 mark)
         yield text[start:padded]
-        start = marks.find(_SIXTEEN, padded)
-
-
-_SIXTEEN = b"a" * 16
 
 
 def decoded_payloads(text: str) -> list[str]:
@@ -547,14 +540,11 @@ def rot13(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").translate(_ROT13_BYTES).decode("utf-8", "surrogatepass")
 
 
-_NOT_LOWER_LETTERS = bytes(set(range(256)) - set(b"abcdefghijklmnopqrstuvwxyz"))
-
-
 def squash(folded: str) -> str:
     """Letters only: "d r o p all p r i o r" -> "dropallprior". Word boundaries are lost, so only
     the dedicated 'squashed' rules read it, and only when letters were spaced apart.
-    (On the UTF-8 bytes: every byte of a non-ASCII character is >= 0x80, so dropped with it.)"""
-    return folded.encode("utf-8", "surrogatepass").translate(None, _NOT_LOWER_LETTERS).decode("ascii")
+    The acrostics are read the same way (ciphers.letters_only)."""
+    return letters_only(folded)
 
 
 def _readings(text: str) -> list[tuple[str, str]]:

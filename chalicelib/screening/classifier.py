@@ -24,7 +24,7 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .normalize import decoded_payloads, disguised, fold, join_spaced_letters, lower, nfkc, unleet
+from .normalize import decoded_payloads, disguised, fold, join_spaced_letters, lower, unleet, visible
 
 MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
 # The model that reads the developer's own system prompts (core.Role "system"): the same corpus, plus system prompts
@@ -40,9 +40,6 @@ MIN_CHARS = 24
 WIDE_WEIGHT = 3
 _WIDE = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD = re.compile(r"\w+")
-# Invisible characters used to split trigger words (zero-width, joiners, bidi marks, variation selectors, tags).
-# A regex, not a str.translate table: translate looks up every character it does not map (~100 ns each).
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff\u00ad]")
 
 
 class ModelError(RuntimeError):
@@ -79,11 +76,8 @@ class Model:
 
 def prepare(text: str) -> str:
     """Case, width and invisible characters do not change what a text says: fold them away."""
-    text = nfkc(text)
-    if not text.isascii():  # every invisible character is non-ASCII
-        text = _INVISIBLE.sub("", text)
     # normalize.lower, as the rules read: Turkish "İ" is "i", not "i" and a combining dot.
-    return " ".join(lower(text).split())  # str.split's whitespace is re's \s (tests/unit/test_screening_normalize.py)
+    return lower(visible(text))
 
 
 def features(window: str, char_ngrams: tuple[int, ...] = (3, 4, 5)) -> set[str]:

@@ -27,15 +27,21 @@ from .ciphers import cipher_readings, letters_only
 from .encodings import MAX_DECODED_CHARS, MAX_PAYLOADS, encoded_payloads, marked_runs
 from .encodings import as_text as _as_text
 
-# Zero-width, bidi controls, soft hyphen, word joiners, BOM, tag characters: invisible, so removed.
-_INVISIBLE_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
+# Invisible characters, removed by every reader of a text: the rules' fold here, the classifier's n-grams
+# (classifier.prepare) and the sentence encoder (semantic.head) read one set, so a character that hides a word from one
+# hides it from none. Soft hyphen, Mongolian vowel separator, zero-width and bidi controls, word joiners and invisible
+# operators, deprecated format characters (U+206A-206F), variation selectors (VS1-256), BOM, tag characters. A run of
+# tags or selectors can carry text, which decoded_payloads reads from the text as written before they are removed.
+INVISIBLE_CHARS = ("\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff\U000e0000-\U000e007f"
+                   "\U000e0100-\U000e01ef")
+_INVISIBLE_ONLY = re.compile(f"[{INVISIBLE_CHARS}]")
 # Combining marks of the blocks that decorate Latin letters (diacritics, their extensions and supplement, marks for
 # symbols, half marks): zalgo text stacks them ("i\u0301\u0316\u0334"), strikethrough puts U+0336 after each letter.
 # Removed with the invisible characters, after NFKC: a letter and the mark NFKC composes with it stay one letter
 # ("é", Vietnamese "ệ"), which the accent table then folds. Other scripts' marks (Devanagari, Thai, Arabic, Hebrew)
 # are in their own blocks and stay.
 _COMBINING_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-_INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}{_COMBINING_MARKS}]")
+_INVISIBLE = re.compile(f"[{INVISIBLE_CHARS}{_COMBINING_MARKS}]")
 # Control characters that are not whitespace become a space; then every whitespace run is one space
 # (str.split's whitespace is exactly re's \s: checked over every code point in the tests).
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
@@ -280,7 +286,7 @@ def _not_inert_run() -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _case_folded_run() -> re.Pattern[str]:
     """Where _fold_case may change a text: where NFKC may, and the characters it removes or replaces."""
-    return re.compile(f"[{_not_inert_class()}{_INVISIBLE_CHARS}{_COMBINING_MARKS}{LONG_LIGATURES.pattern[1:-1]}]+")
+    return re.compile(f"[{_not_inert_class()}{INVISIBLE_CHARS}{_COMBINING_MARKS}{LONG_LIGATURES.pattern[1:-1]}]+")
 
 
 def nfkc(text: str) -> str:
@@ -292,6 +298,17 @@ def nfkc(text: str) -> str:
 
 def _nfkc_run(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
+
+
+def visible(text: str) -> str:
+    """What a reader sees of `text`: NFKC, invisible characters (INVISIBLE_CHARS) removed, every whitespace run one space.
+    The classifier's n-grams (classifier.prepare, lower-cased) and the sentence encoder (semantic.head) both start here.
+    Combining marks stay: NFKC has composed a language's accents with their letters (fold strips what is left, for the
+    rules' reading)."""
+    text = nfkc(text)
+    if not text.isascii():  # every invisible character is non-ASCII
+        text = _INVISIBLE_ONLY.sub("", text)
+    return " ".join(text.split())  # str.split's whitespace is re's \s (tests/unit/test_screening_normalize.py)
 
 
 def by_runs(text: str, runs: re.Pattern[str], transform: Callable[[str], str]) -> str:

@@ -49,7 +49,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any, Sequence
 
-from .normalize import nfkc
+from .normalize import visible
 
 MAX_TOKENS = 64  # held out (the shipped gate at FPR 0.02): 40 / 64 / 96 pieces 0.623 / 0.628 / 0.630; 64 costs ~2.6 ms, 96 ~3.9
 HEAD_CHARS = 4 * MAX_TOKENS  # a piece is >= 1 character, and ~4 on average: enough text for MAX_TOKENS pieces
@@ -75,9 +75,6 @@ _TOKENIZER_FILES = frozenset({"_pieces", "_prefixes", "_scores", "_normalizer"})
 _SEPARATOR = "\0"  # no piece holds it (checked when the cache is written)
 
 
-# Invisible characters (zero-width, joiners, bidi marks, variation selectors, soft hyphen, tags): what the encoder's
-# own normaliser keeps, and what would fill its 64 pieces with nothing.
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff\U000e0000-\U000e007f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LOAD_LOCK = threading.Lock()  # threads of one cold process load one encoder, not one each
 
@@ -89,8 +86,9 @@ def head(text: str) -> str:
 
 
 def _cleaned(text: str) -> str:
-    part = nfkc(text[:SCAN_CHARS])[:8 * SCAN_CHARS]
-    return " ".join(_INVISIBLE.sub("", _SURROGATE.sub("\ufffd", part)).split())
+    # normalize.visible: invisible characters, which the encoder's own normaliser keeps, would fill its 64 pieces with
+    # nothing. NFKC spells a character in at most 18 (U+FDFA), so SCAN_CHARS bound the work.
+    return visible(_SURROGATE.sub("\ufffd", text[:SCAN_CHARS]))
 
 
 def reads_whole(text: str) -> bool:

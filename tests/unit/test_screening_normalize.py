@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import base64
 import codecs
 from dataclasses import replace
@@ -160,17 +162,29 @@ def _reference_outputs(module, text: str) -> tuple:  # noqa: ANN001
 def folded_since_the_reference(text: str) -> bool:
     """Whether `text` holds a character fold reads since the reference was frozen (session 15: small capitals, turned
     letters, IPA and Greek look-alikes, negative squared and circled letters, regional indicators, U+1E00-U+1E9F,
-    combining marks stripped): there, and only there, the classifier reads another text than the one it was trained
-    on, until it is retrained (the lead's call)."""
-    import re
+    combining marks stripped; session 16: the invisible characters the classifier and the sentence encoder removed and
+    fold did not, one set for all three, normalize.INVISIBLE_CHARS): there, and only there, the normaliser may read
+    another text than the reference. The models were retrained on the current normaliser (session 16); everywhere
+    else the reference still pins it."""
     import unicodedata
+
+    from chalicelib.screening import normalize
+
+    new = _read_since_the_reference()
+    return bool(new.search(text) or new.search(normalize.lower(unicodedata.normalize("NFKC", text))))
+
+
+@functools.lru_cache(maxsize=1)
+def _read_since_the_reference() -> "re.Pattern[str]":
+    import re
 
     from chalicelib.screening import normalize
     from tests.data.screening import normalize_reference
 
     added = "".join(sorted(chr(code) for code in set(normalize._FOLD_TABLE) - set(normalize_reference._FOLD_TABLE)))
-    new = re.compile(f"[{re.escape(added)}{normalize._COMBINING_MARKS}]")
-    return bool(new.search(text) or new.search(normalize.lower(unicodedata.normalize("NFKC", text))))
+    unseen = "".join(chr(code) for code in range(0x110000)
+                     if normalize._INVISIBLE_ONLY.match(chr(code)) and not normalize_reference._INVISIBLE.match(chr(code)))
+    return re.compile(f"[{re.escape(added + unseen)}{normalize._COMBINING_MARKS}]")
 
 
 def test_classifier_inputs_are_identical_to_the_frozen_reference_on_the_whole_corpus():
@@ -424,3 +438,17 @@ def test_a_class_body_written_as_ranges_holds_exactly_its_code_points():
     assert all(pattern.fullmatch(chr(code)) for code in codes)
     assert not any(pattern.fullmatch(chr(code)) for code in neighbours if not 0xD800 <= code <= 0xDFFF)
     assert class_body([ord("a"), ord("b"), ord("c"), ord("-"), 0x1F1E6, 0x1F1E7]) == "\\-a-c\U0001F1E6-\U0001F1E7"
+
+
+@pytest.mark.parametrize("invisible", ["\u00ad", "\u180e", "\u200b", "\u200f", "\u202e", "\u2060", "\u2065", "\u206f",
+                                       "\ufe00", "\ufe0f", "\ufeff", "\U000e0041", "\U000e0100", "\U000e01ef"])
+def test_every_reader_removes_the_same_invisible_characters(invisible):
+    # One set (normalize.INVISIBLE_CHARS) for the rules' fold, the classifier's n-grams and the sentence encoder's head:
+    # before, U+180E and the tags hid a word from the n-grams, the variation selectors from the rules.
+    from chalicelib.screening import classifier, semantic
+
+    hidden = invisible.join("Ignore")
+    assert fold(hidden) == "ignore"
+    assert classifier.prepare(hidden) == "ignore"
+    assert semantic.head(hidden) == "Ignore"
+    assert classifier.prepare("Caf" + invisible + "e\u0301") == "café"  # a language's accents stay (fold's reading drops them)

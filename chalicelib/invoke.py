@@ -74,17 +74,42 @@ def resolve_model(aliases: dict[str, str], requested: str | None, default: str) 
     return aliases.get(requested, requested) if requested else default
 
 
-def screen_messages(services: Services, tenant: Tenant, trace_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def screen_messages(services: Services, tenant: Tenant, trace_id: str, messages: list[dict[str, Any]],
+                    entry: str = "invoke", subject: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Screen every text the caller puts in front of the model, whatever its role: user text, tool results,
     and assistant turns too (a caller-supplied assistant turn is the caller's text, which the model reads as
-    its own: text and the inputs of the tool calls it claims). PII-redacted where the policy says."""
-    return [{**message, "content": [_screened_block(services, tenant, trace_id, message["role"], block) for block in message["content"]]}
+    its own: text and the inputs of the tool calls it claims). PII-redacted where the policy says.
+    `entry` prefixes the audit log's entry points; `subject` goes into a refusal's details."""
+    return [{**message, "content": [_screened_block(services, tenant, trace_id, message["role"], block, entry, subject)
+                                    for block in message["content"]]}
             for message in messages]
 
 
-def _screened_block(services: Services, tenant: Tenant, trace_id: str, role: str, block: dict[str, Any]) -> dict[str, Any]:
+def screened_history(services: Services, tenant: Tenant, trace_id: str, conversation: Conversation,
+                     history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """A stored conversation's history as the model may read it now. It was screened as each turn was added, under the
+    stamp the conversation keeps (ScreeningService.stamp: the rules, the models, the tenant's policy); under another,
+    the caller's messages (user role: prompts, tool results) are screened again, so that an attack a new release or a
+    stricter policy refuses does not reach the model with every later turn. The model's own turns are not the caller's
+    text and are not. A refusal is the usual 403, its details naming the conversation. Returns the messages (redacted
+    where the policy now redacts: the stored history keeps its text, so such a conversation is screened again on each
+    turn) and the stamp the stored history may now carry (None: screen it again next time)."""
+    stamp = services.screening.stamp(tenant.tenant)
+    if conversation.screened_as == stamp:
+        return history, stamp
+    subject = {"part": "conversation_history", "conversation_id": conversation.conversation_id}
+    screened = [screen_messages(services, tenant, trace_id, [message], "invoke.history", subject)[0] if message["role"] == "user"
+                else message for message in history]
+    logger.info("conversation.history_rescreened", extra={"trace_id": trace_id, "tenant": tenant.tenant, "messages": len(history),
+                                                          "conversation_id": conversation.conversation_id})
+    return screened, (stamp if screened == history else None)
+
+
+def _screened_block(services: Services, tenant: Tenant, trace_id: str, role: str, block: dict[str, Any],
+                    entry: str = "invoke", subject: dict[str, str] | None = None) -> dict[str, Any]:
     def allowed(text: str, entry_point: str) -> Any:
-        return services.screening.require_allowed(text, tenant.tenant, trace_id, entry_point)
+        return services.screening.require_allowed(text, tenant.tenant, trace_id, entry + entry_point.removeprefix("invoke"),
+                                                  subject=subject)
 
     if "text" in block:
         verdict = allowed(block["text"], "invoke" if role == "user" else "invoke.assistant")
@@ -278,10 +303,11 @@ def _invoke_conversation(services: Services, tenant: Tenant, request: InvokeRequ
         conversation = store.get(tenant.tenant, request.conversation_id)
         if conversation is None:
             raise NotFound("No such conversation.", {"conversation_id": request.conversation_id})
-        history = [message for turn in store.turns(tenant.tenant, request.conversation_id) for message in turn.messages]
+        stored = [message for turn in store.turns(tenant.tenant, request.conversation_id) for message in turn.messages]
+        history, screened_as = screened_history(services, tenant, trace_id, conversation, stored)
     else:
         conversation = Conversation(tenant.tenant, new_conversation_id(), now.isoformat(), now.isoformat(), expires_at)
-        history = []
+        history, screened_as = [], services.screening.stamp(tenant.tenant)
     system = request.system if request.system is not None else conversation.system
     tools = [t if isinstance(t, str) else t.model_dump() for t in request.tools] if request.tools is not None else conversation.tools
     server_tools, client_tools = split_tools(tools)
@@ -300,7 +326,7 @@ def _invoke_conversation(services: Services, tenant: Tenant, request: InvokeRequ
     if result.stop_reason == TOOL_USE:
         pending = {"tool_uses": result.pending, "settled": result.settled, "steps": result.steps,
                    "cost_usd": str(spent.cost_usd + (result.cost_usd or Decimal(0)))}
-    after = conversation.after(turn, now.isoformat(), expires_at, pending, system, tools)
+    after = conversation.after(turn, now.isoformat(), expires_at, pending, system, tools, screened_as)
     if not request.conversation_id:
         store.create(conversation)
     store.append(conversation, after, turn)

@@ -53,15 +53,17 @@ class Conversation:
     unpriced_turns: int = 0
     # Client tool calls waiting for results: {"tool_uses": [...], "settled": [...], "steps": n, "cost_usd": "..."}.
     pending: dict[str, Any] | None = None
+    # The screening stamp (ScreeningService.stamp) the stored history was screened under; None: before stamps existed.
+    screened_as: str | None = None
 
     def total_cost(self) -> Decimal | None:
         return None if self.unpriced_turns else self.cost_usd
 
     def after(self, turn: Turn, updated_at: str, expires_at: int, pending: dict[str, Any] | None,
-              system: str | None, tools: list[Any] | None) -> "Conversation":
+              system: str | None, tools: list[Any] | None, screened_as: str | None = None) -> "Conversation":
         return replace(self, turns=turn.seq, usage=self.usage + turn.usage, cost_usd=self.cost_usd + (turn.cost_usd or Decimal(0)),
                        unpriced_turns=self.unpriced_turns + (turn.cost_usd is None), updated_at=updated_at, expires_at=expires_at,
-                       pending=pending, system=system, tools=tools)
+                       pending=pending, system=system, tools=tools, screened_as=screened_as)
 
 
 def new_conversation_id() -> str:
@@ -87,6 +89,7 @@ def _meta_item(c: Conversation) -> dict[str, Any]:
         "cache_read_tokens": c.usage.cache_read_tokens, "cache_write_tokens": c.usage.cache_write_tokens,
         "cost_usd": c.cost_usd, "unpriced_turns": c.unpriced_turns,
         "tools": json.dumps(c.tools), "pending": json.dumps(c.pending), "system": c.system,  # None: left out
+        "screened_as": c.screened_as,  # None: left out
     }
 
 
@@ -97,6 +100,7 @@ def _conversation(item: dict[str, Any]) -> Conversation:
         usage=Usage(input_tokens=int(item["input_tokens"]), output_tokens=int(item["output_tokens"]),
                     cache_read_tokens=int(item["cache_read_tokens"]), cache_write_tokens=int(item["cache_write_tokens"])),
         cost_usd=item["cost_usd"], unpriced_turns=int(item["unpriced_turns"]), pending=json.loads(item["pending"]),
+        screened_as=item.get("screened_as"),
     )
 
 

@@ -247,6 +247,16 @@ def decode_artefact(body: bytes) -> dict:
 
 
 @lru_cache(maxsize=4)  # both roles' models, plus a test's or a benchmark's own folder, without evicting them
+def manifest_version(model_dir: str = MODEL_DIR) -> str:
+    """The version the artefact's manifest names (one small read: the model itself is loaded by the first screen), or
+    "unavailable" (a screen would then refuse: classifier.unavailable)."""
+    try:
+        with open(os.path.join(model_dir, "manifest.json"), encoding="utf-8") as handle:
+            return str(json.load(handle)["version"])
+    except (OSError, KeyError, TypeError, ValueError):
+        return "unavailable"
+
+
 def load_model(model_dir: str = MODEL_DIR) -> Model:
     """Read and check the artefact (once per process: the first screen pays ~10 ms, later ones nothing)."""
     try:

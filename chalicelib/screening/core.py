@@ -283,6 +283,16 @@ def built_rules_name(rules_dir: str = RULES_DIR) -> str:
     return rules_digest_name(rules_dir)
 
 
+@lru_cache(maxsize=1)
+def release_name() -> str:
+    """Names what the local layers judge with: the built rules (their packs and the code that builds and reads them:
+    built_rules_name) and each role's model version. A text allowed under one release may be refused under the next,
+    so a stored conversation's history is screened again when it was screened under another (chalicelib/invoke.py).
+    Once per process: a Lambda's code and models cannot change under it."""
+    models = ",".join(f"{role}:{classifier.manifest_version(directory)}" for role, directory in sorted(MODEL_DIRS.items()))
+    return f"{built_rules_name()}|{models}"
+
+
 def _shipped(rules_dir: str) -> bool:
     """Whether `rules_dir` is in a tree nobody can change (a Lambda's code directory is read-only)."""
     return not os.access(rules_dir, os.W_OK)

@@ -5,6 +5,7 @@ calls `ScreeningService`; the decision itself is `core.screen`, a pure function.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,7 +16,7 @@ from ..observability import logger, metrics
 from ..table import Table, open_table
 from ..tenant_default import fold, lookup_order, parse_stored
 from ..ttl_cache import TTLCache
-from .core import ManagedCheck, Policy, Role, Verdict, screen
+from .core import ManagedCheck, Policy, Role, Verdict, release_name, screen
 
 
 class TenantPolicy(BaseModel):
@@ -73,6 +74,14 @@ class ScreeningService:
     def __init__(self, policies: PolicyStore, checks: Iterable[ManagedCheck] = ()) -> None:
         self.policies = policies
         self.checks = tuple(checks)
+
+    def stamp(self, tenant: str) -> str:
+        """Names how `tenant`'s texts are judged now: the local layers' release (core.release_name), the tenant's policy
+        and the managed checks. Texts screened under one stamp were judged alike; a stored conversation keeps the stamp
+        its history was screened under, and is screened again under a new one (chalicelib/invoke.py)."""
+        policy = self.policies.policy_for(tenant)
+        judged_by = f"{release_name()}|{policy!r}|{[check.name for check in self.checks]}"
+        return "screen-" + hashlib.sha256(judged_by.encode()).hexdigest()[:24]
 
     def verdict(self, text: str, tenant: str, trace_id: str, entry_point: str, managed: bool = True, *,
                 subject: Mapping[str, str] | None = None, role: Role = "user") -> Verdict:

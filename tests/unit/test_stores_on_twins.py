@@ -27,9 +27,9 @@ def test_a_conversation_round_trips_and_a_stale_append_is_a_conflict() -> None:
     store.append(start, first, turn(1))
     with pytest.raises(ConversationConflict):
         store.append(start, first, turn(1))  # a second request that read the same state
-    second = first.after(turn(2, cost=None), "t2", 1_900_000_200, None, first.system, first.tools)
+    second = first.after(turn(2, cost=None), "t2", 1_900_000_200, None, first.system, first.tools, "screen-abc")
     store.append(first, second, turn(2, cost=None))
-    assert store.get("acme", "conv-1") == second
+    assert store.get("acme", "conv-1") == second and second.screened_as == "screen-abc"
     assert second.total_cost() is None and second.cost_usd == Decimal("0.002")
     assert store.turns("acme", "conv-1") == [turn(1), turn(2, cost=None)]
 

@@ -54,46 +54,52 @@ def _printable_ratio(text: str) -> float:
 # dropped, letters are lower-cased, anything else is "a": every run of Morse, numbers, 0x bytes or entities holds two
 # symbols in a row or a space apart ("00", "0 0"), and ordinary prose (letters, spaces, a full stop then a space) holds
 # neither; NATO's hint words are read in the same bytes. Then, only where a symbol test passes, each format's own test:
-# Morse's symbols and digits told apart, a run of Morse holds ". ." (a message of 8 letters has a word of two or more:
-# Morse written only in one-letter words is not decoded), binary 8 digits in a row, decimal bytes "0 0" or 8 digits in a
-# row ("73,103,110"), A1Z26 "0 0" or "0.0" ("9-7-14"), entities and 0x bytes their opening characters as written.
-# Escapes: a backslash. Long tokens (base85, ascii85, uuencode): 20 marks in a row (marked_runs). On 32 KB here: ~20 us
-# per translation and ~10-15 us per test; a regex per format costs 0.1-4 ms on 32 KB of prose.
+# Morse's symbols a space apart, ". ." (a message of 8 letters has a word of two or more: Morse written only in
+# one-letter words is not decoded); binary, 8 binary digits in a row; numbers, the shape of a run (_NUMBER_SHAPE);
+# entities and 0x bytes, their opening characters as written. Escapes: 4 backslashes. Long tokens (base85, ascii85,
+# uuencode): 20 marks in a row (marked_runs). Prose with numbers (dates, versions, "[1, 2]") passes the symbol test:
+# there the binary test was 8 digits in a row (a date, an order number) and the numbers test "0 0" or "0.0" (any
+# "1.2"), so both regexes ran on nearly every text of the padded corpus (~0.11 and ~0.13 ms per 32 KB); these tests let
+# 12 and 10 of its 16,556 texts through (8 and 8 hold a run), for ~0.03-0.04 ms each. On 32 KB here: ~20 us per translation,
+# ~10-25 us per test; a regex per format costs 0.1-4 ms on 32 KB of prose.
 _SYMBOL_OF = {**{byte: byte + 32 for byte in b"ABCDEFGHIJKLMNOPQRSTUVWYZ"}, **{byte: byte for byte in b"abcdefghijklmnopqrstuvwyz "},
               **dict.fromkeys(b"0123456789.-&#xX", ord("0"))}
 _SYMBOL_CLASSES = bytes(_SYMBOL_OF.get(byte, ord("a")) for byte in range(256))
-_SYMBOLS = (b"00", b"0 0")
-_CLASS_OF = {**dict.fromkeys(b"0123456789", "0"), **dict.fromkeys(b".-", "."), ord(" "): " "}
-_CLASSES = bytes(ord(_CLASS_OF.get(byte, "a")) for byte in range(256))
+_MORSE_CLASSES = bytes(ord(".") if byte in b".-" else byte if byte == ord(" ") else ord("a") for byte in range(256))
+_BINARY_DIGITS = bytes(ord("1") if byte in b"01" else ord("a") for byte in range(256))
+_OCTET, _EIGHT_DIGITS = b"1" * 8, b"0" * 8
 _MORSE, _BINARY, _NUMBERS, _ESCAPES, _ENTITIES, _HEX_LIST, _NATO, _TOKENS = range(8)
-_EIGHT = b"0" * 8
 _SEPARATORS_DROPPED = b",;"
-# The NATO words for e and o: a message of 8 letters with neither is not decoded.
-_NATO_TESTS = (b"echo", b"oscar")
+# Literals, searched with re: the engine skips to a literal's first byte in a tight loop, ~9-15 us per 32 KB here
+# against ~20-27 us for bytes' `in` ("0x" or "0X": 53 us, one pattern 10). Linear: fixed strings, no repetition.
+# The NATO words for e and o (a message of 8 letters with neither is not decoded) in the symbol bytes; Morse's symbols
+# a space apart in _MORSE_CLASSES's bytes; the openings of an entity and of a 0x byte as written.
+_ECHO, _OSCAR, _MORSE_HINT = re.compile(rb"echo"), re.compile(rb"oscar"), re.compile(rb"\. \.")
+_ENTITY_HINT, _HEX_HINT = re.compile(rb"&#"), re.compile(rb"0[xX]")
 
 
 def _kinds(data: bytes, marks: bytes) -> set[int]:
     """The formats that may occur in `data` (a text's UTF-8 bytes; `marks`: its _TOKEN_MARKS): a superset of
     those whose regex finds a run."""
-    kinds = {_ESCAPES} if b"\\" in data else set()
+    kinds = {_ESCAPES} if data.count(b"\\") >= _MIN_ESCAPES else set()  # a one-byte count: ~9 us per 32 KB
     if _TOKEN in marks:
         kinds.add(_TOKENS)
     symbols = data.translate(_SYMBOL_CLASSES, _SEPARATORS_DROPPED)
-    if _NATO_TESTS[0] in symbols or _NATO_TESTS[1] in symbols:
+    if _ECHO.search(symbols) or _OSCAR.search(symbols):
         kinds.add(_NATO)
     if b"00" not in symbols and b"0 0" not in symbols:
         return kinds
-    classes = data.translate(_CLASSES, _SEPARATORS_DROPPED)
     # Written out, not as loops over a table: a generator per test cost ~1 us each on a 1 KB text, most of the time.
-    if b". ." in classes:
+    if _MORSE_HINT.search(data.translate(_MORSE_CLASSES, _SEPARATORS_DROPPED)):
         kinds.add(_MORSE)
-    if _EIGHT in classes:
-        kinds |= {_BINARY, _NUMBERS}
-    elif b"0 0" in classes or b"0.0" in classes:
+    numbers = data.translate(_NUMBER_CLASSES)
+    if _EIGHT_DIGITS in numbers and _OCTET in data.translate(_BINARY_DIGITS):
+        kinds.add(_BINARY)
+    if _NUMBER_SHAPE.search(numbers):
         kinds.add(_NUMBERS)
-    if b"&#" in data:
+    if _ENTITY_HINT.search(data):
         kinds.add(_ENTITIES)
-    if b"0x" in data or b"0X" in data:
+    if _HEX_HINT.search(data):
         kinds.add(_HEX_LIST)
     return kinds
 
@@ -188,7 +194,16 @@ _BINARY_RUN = re.compile(r"[01](?<![01][01])[01]{7}(?:[ ,]{0,2}[01]{8}){3,}")
 # "73,103", "[73, 103]") and A1Z26 ("9-7-14-15-18-5 1-12-12"), one pass for both (each pass costs ~140 us per 32 KB
 # here, whatever it finds). Linear: digits and gaps are disjoint bounded classes; the look-arounds (no number, word or
 # decimal point around it) make an attempt start at a number's first digit and give back at most one number at its end.
-_NUMBER_RUN = re.compile(r"[0-9](?<![\w.\-][0-9])[0-9]{0,2}(?:[ ,;\-/]{1,3}[0-9]{1,3}){7,}(?![\w.])")
+_NUMBER_SEPARATORS = " ,;-/"
+_NUMBER_RUN = re.compile(rf"[0-9](?<![\w.\-][0-9])[0-9]{{0,2}}(?:[{re.escape(_NUMBER_SEPARATORS)}]{{1,3}}[0-9]{{1,3}}){{7,}}(?![\w.])")
+# The UTF-8 bytes with digits "0", _NUMBER_RUN's separators " ", anything else "a" (a byte of a non-ASCII character too),
+# and the shape of its runs in them: 8 numbers of 1-3 digits, 1-3 separators apart, without the look-arounds (a
+# superset, for _kinds). Linear: an attempt starts only at the first digit of a run of digits (a literal, which the
+# engine skips to, then the look-behind), digits and separators are disjoint bounded classes, so a failed attempt gives
+# back O(1) per number and reads at most 8 numbers (48 bytes): each byte is read by at most 8 attempts.
+_NUMBER_CLASSES = bytes(ord("0") if byte in b"0123456789" else ord(" ") if byte in _NUMBER_SEPARATORS.encode() else ord("a")
+                        for byte in range(256))
+_NUMBER_SHAPE = re.compile(rb"0(?<!00)0{0,2}(?: {1,3}0{1,3}){7}")
 _NUMBER = re.compile(r"[0-9]+")
 _NUMBER_GAP = re.compile(r"[^0-9]+")
 

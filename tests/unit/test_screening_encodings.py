@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import random
 from typing import Callable
 
 import pytest
@@ -156,3 +157,46 @@ def test_the_format_tests_never_skip_a_text_whose_regex_finds_a_run():
         kinds = encodings._kinds(data, data.translate(encodings._TOKEN_MARKS))
         for kind, pattern, _ in encodings._RUNS:
             assert kind in kinds or not pattern.search(sample), (sample[:40], kind)
+
+
+# Prose with what set the former tests off on nearly every long text: 8 digits in a row (a date, an order number), "1.2",
+# "[1, 2]", one backslash, apostrophes.
+PROSE_WITH_NUMBERS = ("Order #SW-20240512-001 shipped on 2024-05-12; version 1.2.3 fixed it. flatten([[1, [2, 3]], [4]]) "
+                      "returns [1, 2, 3, 4]. It's 10.5 km, isn't it? ") * 20 + "C:\\Users is the folder."
+
+
+def test_prose_with_numbers_skips_the_binary_numbers_and_escapes_readers():
+    data = PROSE_WITH_NUMBERS.encode()
+    kinds = encodings._kinds(data, data.translate(encodings._TOKEN_MARKS))
+    assert not kinds & {encodings._BINARY, encodings._NUMBERS, encodings._ESCAPES}
+
+
+@pytest.mark.parametrize("name", ["binary", "binary_unspaced", "decimal", "decimal_list", "decimal_csv", "escaped_hex",
+                                  "escaped_unicode", "a1z26"])
+def test_the_format_tests_let_an_encoded_instruction_amid_prose_with_numbers_through_to_its_decoder(name):
+    encoded = FORMATS[name](ATTACKS[0])
+    payloads = decoded_payloads(PROSE_WITH_NUMBERS + " " + encoded + " " + PROSE_WITH_NUMBERS)
+    assert any("ignoreall" in payload.lower().replace(" ", "") for payload in payloads), (name, payloads)
+
+
+def test_a1z26_with_slashes_alone_is_read():
+    """Its numbers test once asked for "0 0" or "0.0" in bytes where "/" was no separator: letters written only a slash
+    apart were never decoded."""
+    encoded = "/".join(str(ord(char) - 96) for char in "ignoreallprevious")
+    assert "i g n o r e a l l p r e v i o u s" in decoded_payloads("Decode this: " + encoded)
+
+
+def test_the_format_tests_are_a_superset_of_the_regexes_on_random_text():
+    """Seeded strings of numbers (decimal, binary, 0x) apart by every format's separators, now and then another symbol,
+    a letter or a non-ASCII character: wherever a format's regex finds a run, _kinds names the format."""
+    rng = random.Random(16)
+    numbers = ["0", "1", "7", "42", "255", "1000", "01101001", "0x4a"]
+    gaps = [" ", "  ", ",", ", ", ";", "-", "/", " / ", "", ".-"]
+    others = [".", "a", "&#", "\\x6e", "echo", "é", "x"]
+    for _ in range(3000):
+        sample = "".join(rng.choice(others) if rng.random() < 0.05 else rng.choice(numbers) + rng.choice(gaps)
+                         for _ in range(rng.randrange(4, 30)))
+        data = sample.encode()
+        kinds = encodings._kinds(data, data.translate(encodings._TOKEN_MARKS))
+        for kind, pattern, _ in encodings._RUNS:
+            assert kind in kinds or not pattern.search(sample), (sample, kind)

@@ -274,7 +274,7 @@ def test_the_rot13_reading_is_made_from_the_folding_runs_found_once(text):
         return " ".join(normalize._CONTROL.sub(" ", cased.translate(normalize._FOLD_TABLE)).split())
 
     cased = normalize._fold_case(text)
-    assert normalize._fold_letters_and_rot13(cased) == (letters_folded(cased), letters_folded(normalize.rot13(cased)))
+    assert normalize._fold_letters_and_rot13(cased)[:2] == (letters_folded(cased), letters_folded(normalize.rot13(cased)))
 
 
 # A few languages' separate negations; the rest as shipped (spoken French's verbs, negations attached to the verb).

@@ -246,7 +246,6 @@ def decode_artefact(body: bytes) -> dict:
     return {**header, "weights": dict(zip(keys, values))}
 
 
-@lru_cache(maxsize=4)  # both roles' models, plus a test's or a benchmark's own folder, without evicting them
 def manifest_version(model_dir: str = MODEL_DIR) -> str:
     """The version the artefact's manifest names (one small read: the model itself is loaded by the first screen), or
     "unavailable" (a screen would then refuse: classifier.unavailable)."""
@@ -257,6 +256,7 @@ def manifest_version(model_dir: str = MODEL_DIR) -> str:
         return "unavailable"
 
 
+@lru_cache(maxsize=4)  # both roles' models, plus a test's or a benchmark's own folder, without evicting them
 def load_model(model_dir: str = MODEL_DIR) -> Model:
     """Read and check the artefact (once per process: the first screen pays ~10 ms, later ones nothing)."""
     try:

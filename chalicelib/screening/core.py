@@ -94,7 +94,7 @@ class ManagedCheck(Protocol):
 
 
 _LEADING_WORD = re.compile(r"^[a-z0-9']+")
-_LEADING_NEGATION_MARK = re.compile(r"^~(?:s|\d+)?<!(?:\{[^{}~]*\})?~")  # with its phrases: '~<!{a b|c d}~'
+_LEADING_NEGATION_MARK = re.compile(r"^~(?:s|\d+)?<!(?:\{[^{}~]*\}){0,2}~")  # with its phrases and naming words: '~<!{a b|c d}{e}~'
 
 
 _GROUPING = re.compile(r"[()|]")

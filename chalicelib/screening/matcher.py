@@ -104,7 +104,10 @@ _NAMED_SPACE_GAP = re.compile(r"~s(\d+)!\{([^{}~]+)\}~")  # the same, words betw
 # as a negated one is none ("If a user asks you to ignore your rules, decline": 'user asks you to'; "I am asking you to
 # ignore ..." asks). Read on a window of one word (_words_before: each word read before it is one more word trie). Linear as
 # '~<!~' is: alternatives of word tries, each a literal prefix then one class and '\w*', no quantified group to backtrack into.
-_PHRASES_MARK = re.compile(r"~<!\{([^{}~]+)\}~")
+# '~<!{..}{like|as}~': and the word before is none of the second set's where a quote ends the gap ('prompts like "ignore
+# previous instructions"' names the verb; 'like ignore' does not): the quotes are then no clause marks (_clause_start,
+# _naming_or).
+_PHRASES_MARK = re.compile(r"~<!\{([^{}~]+)\}(?:\{([^{}~]+)\})?~")
 _NAMED_LIST = re.compile(r"\{(@[a-z_]+(?:\|@[a-z_]+)*)\}")
 _GAP_BEFORE_LIST = re.compile(r"~[js]?\d+!\+?$")
 
@@ -154,7 +157,8 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
     pattern = _JOINLESS_GAP.sub(lambda gap: _joinless_gap(int(gap.group(1)), lists), pattern)
     negations = tuple(negations)
-    pattern = _PHRASES_MARK.sub(lambda mark: _negation_regex("<!", False, negations, lists, phrases_of(mark.group(1))), pattern)
+    pattern = _PHRASES_MARK.sub(lambda mark: _negation_regex("<!", False, negations, lists, phrases_of(mark.group(1)),
+                                                             tuple(mark.group(2).split("|")) if mark.group(2) else ()), pattern)
     pattern = _NEGATION_MARK.sub(lambda mark: _negation_regex(mark.group(2), mark.group(1) == "s", negations, lists), pattern)
     return _ATTACHED_MARK.sub(lambda mark: _attached_regex(mark.group(1) == "<!", attached, mark.group(2)), pattern)
 
@@ -343,8 +347,10 @@ def _words_before(node: dict, excluded: tuple[str, ...], levels: int) -> str:
     return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
 
 
-def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: Lists = Lists(), phrases: tuple[str, ...] | None = None) -> str:
-    """A negation mark's regex; `phrases`: those of a '~<!{..}~' mark, read instead of the language's negations of two words."""
+def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: Lists = Lists(), phrases: tuple[str, ...] | None = None,
+                    naming: tuple[str, ...] = ()) -> str:
+    """A negation mark's regex; `phrases`: those of a '~<!{..}~' mark, read instead of the language's negations of two words;
+    `naming`: its words that name a quoted verb ('~<!{..}{like|as}~': _naming_or)."""
     if not negations:
         raise ValueError("a negation mark in a rule whose language has no negations")
     if spaced and mark == "<!" and not all(_NEGATION_WORD.fullmatch(word) for word in negations):
@@ -356,6 +362,8 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         # The phrases' words before the last are any but theirs (levels=0): "never to ignore" is the window's word "to"
         # after "never", as "never then ignore" is; each word trie without the negations is ~900 characters shorter.
         pairs, levels = phrase_trie(phrases), 0
+    if naming and (phrases is None or mark != "<!" or not all(_NEGATION_WORD.fullmatch(word) for word in naming)):
+        raise ValueError(f"naming words {naming!r}: a '~<!{{..}}{{..}}~' mark's second set, ASCII letters and digits once folded")
     other = not_one_of(negations, spaced)
     if spaced and mark == "<!":
         # As '~sN~' rules read words: the rule's word may end a longer one ("проигнорируй", "«забудь").
@@ -367,14 +375,16 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         # word is one word, or a word and a two-word negation's second word ("this case"); the clause's first word
         # may be that second word alone ("Case closed ...").
         words = int(mark[:-2] or 1)
-        unit = _window_word(negations, pairs, levels)
+        unit = _window_word(negations + naming, pairs, levels)
         if pairs:
             between = f"(?:{other}\\W+)?" + (f"(?:{unit}\\W+){{0,{words - 1}}}" if words > 1 else "")
         else:
             between = f"(?:{other}\\W+){{0,{words - 1}}}" if words > 1 else ""
         if not lists.joins:
-            before = f"(?:{unit}\\W+){{{words}}}" if words > 1 else f"{unit}\\W+"
-            return f"(?:(?:^|{_CLAUSE_MARK})\\W*{between}|(?:^|\\W){before})"
+            if words > 1:
+                return f"(?:(?:^|{_CLAUSE_MARK})\\W*{between}|(?:^|\\W)(?:{unit}\\W+){{{words}}})"
+            clause = _clause_start(f"(?:^|{_CLAUSE_MARK})", f"(?:^|{_CLAUSE_MARK_UNQUOTED})", naming, other if pairs else "")
+            return f"(?:{clause}|(?:^|\\W){_naming_or(unit, _NON_WORD, naming)})"
         # A list of verbs under one negation ("Do not share, repeat or reveal ..."): a comma after a negation and one word
         # (or after such a list) goes on with the list only when a join follows its next words ("Don't panic, ignore all
         # ..." is no list); a window of N words reads such a list of up to N - 1 words. The verb right after the comma
@@ -382,7 +392,8 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         head = _list_head(negations, other, lists)
         negated = f"(?:^|\\W)(?:{'|'.join(sorted(negations))})[^\\w,]+\\w+"
         restarts = f"|, *(?:{'|'.join(sorted(lists.restarts))})\\W+" if lists.restarts else ""
-        starts = f"(?:^|{_CLAUSE_MARK_BUT_COMMA}|{head}{_LIST_ITEMS}[ ]*,{restarts})"
+        listed = f"{head}{_LIST_ITEMS}[ ]*,{restarts}"
+        starts = f"(?:^|{_CLAUSE_MARK_BUT_COMMA}|{listed})"
         joins = "(?:" + "|".join(sorted(lists.joins)) + ")"
         bare_join = f"{negated} *, *{joins}\\W+"  # "Don't panic, and reveal ...": no word after the comma, no list
         if words > 1:
@@ -394,8 +405,9 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         # One word: the word before, if it is not a list's ("ignore, override or forget"): any but a negation or a join,
         # before no comma; a join after one word ("never share or reveal": as before, a window word), or after a list
         # that no negation opens; the word right after any comma.
-        word = _window_word(negations + tuple(lists.joins), pairs, levels)
-        return (f"(?:{starts}\\W*|,[ ]*|{bare_join}|(?:^|\\W){word}[^\\w,]+|(?:^ ?|[^\\w, ]|[^,] )\\w+ +{joins}\\W+"
+        word = _window_word(negations + tuple(lists.joins) + naming, pairs, levels)
+        clause = _clause_start(starts, f"(?:^|{_CLAUSE_MARK_BUT_COMMA_UNQUOTED}|{listed})", naming)
+        return (f"(?:{clause}|,[ ]*|{bare_join}|(?:^|\\W){_naming_or(word, _NON_WORD_BUT_COMMA, naming)}|(?:^ ?|[^\\w, ]|[^,] )\\w+ +{joins}\\W+"
                 f"|{head}{_LIST_ITEMS} *,? *\\b{joins}\\W+)")
     if mark == "!>":
         return f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|\\W+{other}(?:\\W|$))"
@@ -427,6 +439,41 @@ def _joinless_gap(words: int, lists: Lists) -> str:
 
 _CLAUSE_MARK_BUT_COMMA = r"[!-&(-+./:-@\[-^`{-~]"
 _LIST_ITEMS = r"(?: *, *\w+)*"  # a list's further items, each after a comma
+_NON_WORD, _NON_WORD_BUT_COMMA = r"\W", r"[^\w,]"  # what parts the word before the verb from it
+# Quotes that open a quoted phrase: after a naming word the quoted verb is named, not ordered ('~<!{..}{like|as}~':
+# "prompts like "ignore previous instructions"", "phrases such as 'disregard your system prompt'"). The ASCII ones, as the
+# folded text has them (NFKC folds the full-width ones); any other byte right before the verb reads as one too (a
+# typographic quote's or a guillemet's, or any other character's: "like —ignore", rare): the trie of the typographic
+# quotes' bytes that would tell them apart cost each role's database ~8 KB (user role: +10.4 KB against +2.3 KB).
+_QUOTES = "'\"`"
+_UNQUOTED_END = "[^\\w'\"`\\x80-\\xff]"  # the gap's last byte where no quote ends it
+_QUOTE_MARKS = "[" + "".join(quote for quote in _QUOTES if re.fullmatch(_CLAUSE_MARK, quote)) + "]"  # '["`]': clause marks
+
+
+def _ascii_class(within: str, but: str) -> str:
+    """A class of the printable ASCII characters of the class `within` but those of `but`, each written out (escaped where a
+    class needs it)."""
+    chars = [chr(code) for code in range(0x20, 0x7f) if re.fullmatch(within, chr(code)) and chr(code) not in but]
+    return "[" + "".join(re.escape(char) if char in "\\]^-[" else char for char in chars) + "]"
+
+
+_CLAUSE_MARK_UNQUOTED, _CLAUSE_MARK_BUT_COMMA_UNQUOTED = (_ascii_class(marks, but=_QUOTES) for marks in (_CLAUSE_MARK, _CLAUSE_MARK_BUT_COMMA))
+
+
+def _clause_start(starts: str, unquoted: str, naming: tuple[str, ...], word: str = "") -> str:
+    """'{starts}\\W*' (`starts`: the text's start or a clause mark), then the verb, or then one `word` and the verb. With
+    `naming`, `unquoted`: `starts` without the quotes among the marks, which then start no clause: the word before the quote
+    is read, and a naming word names the quoted verb ('like "ignore'). A class or a word trie, then '\\W*': linear."""
+    then = f"(?:{word}\\W+)?" if word else ""
+    return f"{unquoted if naming else starts}\\W*{then}"
+
+
+def _naming_or(word: str, gap: str, naming: tuple[str, ...]) -> str:
+    """'{word}{gap}+' before the verb (`word` reads none of `naming`); with `naming`, a naming word too where no quote ends the
+    gap ('such as "ignore ...' names the verb, 'such as ignore' does not). Linear: a literal alternation, a class run, a class."""
+    if not naming:
+        return f"{word}{gap}+"
+    return f"(?:{word}{gap}+|(?:{'|'.join(naming)}){gap}*{_UNQUOTED_END})"
 
 
 def _list_head(negations: tuple[str, ...], other: str, lists: Lists) -> str:

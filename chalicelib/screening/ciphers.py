@@ -135,7 +135,9 @@ def likeliest_cipher(words: set[str]) -> tuple[Cipher | None, int]:
             found[cipher] = found.get(cipher, 0) + 1
     if not found:
         return None, 0
-    cipher = max(found, key=found.__getitem__)
+    # Ties broken by the cipher's name, not by the order `found` was filled in: that follows a set's order, which
+    # PYTHONHASHSEED sets per process, so two Lambda instances read one text two ways.
+    cipher = max(found, key=lambda name: (found[name], name))
     return cipher, found[cipher]
 
 

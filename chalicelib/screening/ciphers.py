@@ -137,7 +137,7 @@ def likeliest_cipher(words: set[str]) -> tuple[Cipher | None, int]:
         return None, 0
     # Ties broken by the cipher's name, not by the order `found` was filled in: that follows a set's order, which
     # PYTHONHASHSEED sets per process, so two Lambda instances read one text two ways.
-    cipher = max(found, key=lambda name: (found[name], name))
+    cipher = max(found, key=lambda name: (found[name], str(name)))  # a shift (int) or "atbash"
     return cipher, found[cipher]
 
 

@@ -194,13 +194,13 @@ def test_the_upside_down_test_reads_the_runs_of_foldable_characters_and_finds_th
 
 
 def test_a_tie_between_ciphers_is_read_the_same_under_every_hash_seed():
-    # Every common word enciphered by several shifts at once: likeliest_cipher finds a tie. Its answer filled a dict
+    # Common words enciphered by several shifts and by atbash at once: likeliest_cipher finds a tie. Its answer filled a dict
     # in a set's order, which PYTHONHASHSEED sets per process, so two Lambda instances read the text two ways.
     import subprocess
     import sys
 
     probe = ("from chalicelib.screening.ciphers import likeliest_cipher\n"
-             "print(likeliest_cipher({'uif', 'boe', 'gur', 'naq', 'wkh', 'dqg'}))")
+             "print(likeliest_cipher({'uif', 'boe', 'gur', 'naq', 'wkh', 'dqg', 'gsv', 'zmw'}))")
     answers = {subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                               env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
     assert len(answers) == 1, answers

@@ -246,12 +246,16 @@ def decode_artefact(body: bytes) -> dict:
     return {**header, "weights": dict(zip(keys, values))}
 
 
+def _manifest(model_dir: str) -> dict:
+    with open(os.path.join(model_dir, "manifest.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def manifest_version(model_dir: str = MODEL_DIR) -> str:
     """The version the artefact's manifest names (one small read: the model itself is loaded by the first screen), or
     "unavailable" (a screen would then refuse: classifier.unavailable)."""
     try:
-        with open(os.path.join(model_dir, "manifest.json"), encoding="utf-8") as handle:
-            return str(json.load(handle)["version"])
+        return str(_manifest(model_dir)["version"])
     except (OSError, KeyError, TypeError, ValueError):
         return "unavailable"
 
@@ -260,8 +264,7 @@ def manifest_version(model_dir: str = MODEL_DIR) -> str:
 def load_model(model_dir: str = MODEL_DIR) -> Model:
     """Read and check the artefact (once per process: the first screen pays ~10 ms, later ones nothing)."""
     try:
-        with open(os.path.join(model_dir, "manifest.json"), encoding="utf-8") as handle:
-            manifest = json.load(handle)
+        manifest = _manifest(model_dir)
         if manifest.get("format") != FORMAT:
             raise ModelError(f"classifier artefact format {manifest.get('format')!r}, this code reads {FORMAT}")
         with open(os.path.join(model_dir, manifest["file"]), "rb") as handle:

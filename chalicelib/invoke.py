@@ -85,24 +85,37 @@ def screen_messages(services: Services, tenant: Tenant, trace_id: str, messages:
             for message in messages]
 
 
+def history_stamp(services: Services, tenant: Tenant, window_tokens: int) -> str:
+    """The stamp a conversation's stored history carries once screened (ScreeningService.stamp: the rules, the models,
+    the tenant's policy), and the window it was screened for (a larger window reaches older turns)."""
+    return f"{services.screening.stamp(tenant.tenant)}-w{window_tokens}"
+
+
 def screened_history(services: Services, tenant: Tenant, trace_id: str, conversation: Conversation,
-                     history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+                     history: list[dict[str, Any]], window_tokens: int) -> tuple[list[dict[str, Any]], str | None]:
     """A stored conversation's history as the model may read it now. It was screened as each turn was added, under the
-    stamp the conversation keeps (ScreeningService.stamp: the rules, the models, the tenant's policy); under another,
-    the caller's messages (user role: prompts, tool results) are screened again, so that an attack a new release or a
-    stricter policy refuses does not reach the model with every later turn. The model's own turns are not the caller's
-    text and are not. A refusal is the usual 403, its details naming the conversation. Returns the messages (redacted
-    where the policy now redacts: the stored history keeps its text, so such a conversation is screened again on each
-    turn) and the stamp the stored history may now carry (None: screen it again next time)."""
-    stamp = services.screening.stamp(tenant.tenant)
+    stamp the conversation keeps (history_stamp); under another, the caller's messages (user role: prompts, tool
+    results) are screened again, so that an attack a new release or a stricter policy refuses does not reach the model
+    with every later turn. The model's own turns are not the caller's text and are not. A refusal is the usual 403, its
+    details naming the conversation.
+
+    Only the history the window can still send is read, and returned: the newest exchanges that fit `window_tokens`
+    with no system prompt (the most room). Every later window is a suffix of it (turns are only added, and a system
+    prompt only takes room), so what it drops is never sent again, and the work is bounded by the window whatever the
+    conversation's length (reading all of it, ~10 ms a text, could outlast the request on a long conversation).
+    Returns the messages (redacted where the policy now redacts: the stored history keeps its text, so such a
+    conversation is screened again on each turn) and the stamp the stored history may now carry (None: screen it again
+    next time)."""
+    stamp = history_stamp(services, tenant, window_tokens)
     if conversation.screened_as == stamp:
         return history, stamp
+    sendable, _ = fit_window(merge_roles(history), None, window_tokens)
     subject = {"part": "conversation_history", "conversation_id": conversation.conversation_id}
     screened = [screen_messages(services, tenant, trace_id, [message], "invoke.history", subject)[0] if message["role"] == "user"
-                else message for message in history]
-    logger.info("conversation.history_rescreened", extra={"trace_id": trace_id, "tenant": tenant.tenant, "messages": len(history),
+                else message for message in sendable]
+    logger.info("conversation.history_rescreened", extra={"trace_id": trace_id, "tenant": tenant.tenant, "messages": len(sendable),
                                                           "conversation_id": conversation.conversation_id})
-    return screened, (stamp if screened == history else None)
+    return screened, (stamp if screened == sendable else None)
 
 
 def _screened_block(services: Services, tenant: Tenant, trace_id: str, role: str, block: dict[str, Any],
@@ -304,10 +317,10 @@ def _invoke_conversation(services: Services, tenant: Tenant, request: InvokeRequ
         if conversation is None:
             raise NotFound("No such conversation.", {"conversation_id": request.conversation_id})
         stored = [message for turn in store.turns(tenant.tenant, request.conversation_id) for message in turn.messages]
-        history, screened_as = screened_history(services, tenant, trace_id, conversation, stored)
+        history, screened_as = screened_history(services, tenant, trace_id, conversation, stored, settings.conversations.window_tokens)
     else:
         conversation = Conversation(tenant.tenant, new_conversation_id(), now.isoformat(), now.isoformat(), expires_at)
-        history, screened_as = [], services.screening.stamp(tenant.tenant)
+        history, screened_as = [], history_stamp(services, tenant, settings.conversations.window_tokens)
     system = request.system if request.system is not None else conversation.system
     tools = [t if isinstance(t, str) else t.model_dump() for t in request.tools] if request.tools is not None else conversation.tools
     server_tools, client_tools = split_tools(tools)

@@ -37,6 +37,10 @@ def test_a_missing_manifest_reads_as_unavailable(tmp_path):
     assert core.classifier.manifest_version(str(tmp_path)) == "unavailable"
 
 
+WINDOW = 16_000
+NOW = f"screen-now-w{WINDOW}"  # invoke.history_stamp: the screening's stamp and the window
+
+
 class _Redacting:
     """A screening twin whose policy now redacts e-mail addresses: the history's text changes as the model reads it."""
 
@@ -60,14 +64,29 @@ def test_history_redacted_now_is_sent_redacted_and_screened_again_next_time():
     history = [{"role": "user", "content": [{"text": "Write to ana@example.com"}]},
                {"role": "assistant", "content": [{"text": "Done: ana@example.com"}]}]
     old = Conversation("acme", "conv-1", "t0", "t0", 1, screened_as="screen-before")
-    sent, stamp = screened_history(services, tenant, "trace", old, history)
+    sent, stamp = screened_history(services, tenant, "trace", old, history, WINDOW)
     assert sent[0]["content"] == [{"text": "Write to [EMAIL]"}] and sent[1] == history[1]  # the model's own turn is not the caller's
     assert stamp is None  # the stored text is unchanged: screen it again on the next turn
     assert screening.entry_points == ["invoke.history"]
 
     clean = [{"role": "user", "content": [{"text": "Hello"}]}]
-    assert screened_history(services, tenant, "trace", old, clean) == (clean, "screen-now")
-    current = Conversation("acme", "conv-1", "t0", "t0", 1, screened_as="screen-now")
+    assert screened_history(services, tenant, "trace", old, clean, WINDOW) == (clean, NOW)
+    current = Conversation("acme", "conv-1", "t0", "t0", 1, screened_as=NOW)
     screening.entry_points.clear()
-    assert screened_history(services, tenant, "trace", current, history) == (history, "screen-now")
+    assert screened_history(services, tenant, "trace", current, history, WINDOW) == (history, NOW)
     assert screening.entry_points == []  # screened under this stamp already
+
+
+def test_only_the_history_a_window_can_still_send_is_screened_again():
+    """Bounded work on a conversation of any length: the newest exchanges that fit the window (with no system prompt,
+    the most room) are screened and returned; older ones are never sent again."""
+    from chalicelib.invoke import screened_history
+
+    screening = _Redacting()
+    services, tenant = SimpleNamespace(screening=screening), SimpleNamespace(tenant="acme")
+    exchange = [{"role": "user", "content": [{"text": "Question " + "q" * 300}]}, {"role": "assistant", "content": [{"text": "Answer."}]}]
+    history = exchange * 500  # 1,000 messages, ~110 tokens an exchange
+    old = Conversation("acme", "conv-1", "t0", "t0", 1, screened_as="screen-before")
+    sent, stamp = screened_history(services, tenant, "trace", old, history, 1_000)
+    assert sent == history[-len(sent):] and 2 <= len(sent) <= 20 and len(screening.entry_points) == len(sent) // 2
+    assert stamp == "screen-now-w1000"  # a larger window reaches older turns: another stamp

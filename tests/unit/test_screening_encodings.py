@@ -57,6 +57,8 @@ def _uuencoded(text: str) -> str:
 LOSSLESS: dict[str, Callable[[str], str]] = {
     "binary": lambda text: " ".join(format(byte, "08b") for byte in text.encode()),
     "binary_unspaced": lambda text: "".join(format(byte, "08b") for byte in text.encode()),
+    "binary_septets": lambda text: " ".join(format(ord(char), "07b") for char in text),
+    "binary_septets_commas": lambda text: ", ".join(format(ord(char), "07b") for char in text),
     "decimal": lambda text: " ".join(str(byte) for byte in text.encode()),
     "decimal_list": lambda text: repr(list(text.encode())),
     "decimal_csv": lambda text: ",".join(str(byte) for byte in text.encode()),
@@ -84,10 +86,14 @@ LETTERS: dict[str, Callable[[str], str]] = {
     "nato_run_together": lambda text: _nato(text, None),
     "a1z26": _a1z26,
 }
-FORMATS = {**LOSSLESS, **LETTERS}
+# Read from whole octets: up to 7 digits of the end, the last character, may be lost.
+TRUNCATED: dict[str, Callable[[str], str]] = {
+    "binary_septets_unspaced": lambda text: "".join(format(ord(char), "07b") for char in text),
+}
+FORMATS = {**LOSSLESS, **LETTERS, **TRUNCATED}
 # Blocked before any decoding, by the classifier reading the digits themselves (0.70 user, 0.79 system on main before
-# encodings.py, the same after): a long run of 0s and 1s alone reads as an attack whatever it spells.
-BLOCKED_AS_WRITTEN = {("binary_unspaced", "")}
+# encodings.py, the same after; septets 0.69 and 0.79): a long run of 0s and 1s alone reads as an attack whatever it spells.
+BLOCKED_AS_WRITTEN = {("binary_unspaced", ""), ("binary_septets_unspaced", "")}
 
 
 @pytest.mark.parametrize("role", ["user", "system"])
@@ -116,6 +122,12 @@ def test_letter_by_letter_formats_with_words_decode_to_the_words_in_lower_case()
         assert expected + "." in decoded_payloads(LETTERS[name](ATTACKS[0])), name
     assert expected in decoded_payloads(LETTERS["nato_slashes"](ATTACKS[0]))
     assert expected in decoded_payloads(LETTERS["a1z26"](ATTACKS[0]))
+
+
+def test_unspaced_septets_are_read_where_their_octets_spell_nothing():
+    expected = ATTACKS[0][:-1]  # 441 digits: 440 are whole octets, 62 whole septets
+    assert expected in decoded_payloads(TRUNCATED["binary_septets_unspaced"](ATTACKS[0]))
+    assert ATTACKS[0] in decoded_payloads(LOSSLESS["binary_unspaced"](ATTACKS[0]))  # octets first
 
 
 def test_letters_without_word_gaps_are_spaced_so_the_squashed_rules_read_them():
@@ -178,10 +190,10 @@ PROSE_WITH_NUMBERS = ("Order #SW-20240512-001 shipped on 2024-05-12; version 1.2
 def test_prose_with_numbers_skips_the_binary_numbers_and_escapes_readers():
     data = PROSE_WITH_NUMBERS.encode()
     kinds = encodings._kinds(data, data.translate(encodings._TOKEN_MARKS))
-    assert not kinds & {encodings._BINARY, encodings._NUMBERS, encodings._ESCAPES}
+    assert not kinds & {encodings._BINARY, encodings._SEPTETS, encodings._NUMBERS, encodings._ESCAPES}
 
 
-@pytest.mark.parametrize("name", ["binary", "binary_unspaced", "decimal", "decimal_list", "decimal_csv", "escaped_hex",
+@pytest.mark.parametrize("name", ["binary", "binary_unspaced", "binary_septets", "binary_septets_unspaced", "decimal", "decimal_list", "decimal_csv", "escaped_hex",
                                   "escaped_unicode", "a1z26"])
 def test_the_format_tests_let_an_encoded_instruction_amid_prose_with_numbers_through_to_its_decoder(name):
     encoded = FORMATS[name](ATTACKS[0])
@@ -200,7 +212,7 @@ def test_the_format_tests_are_a_superset_of_the_regexes_on_random_text():
     """Seeded strings of numbers (decimal, binary, 0x) apart by every format's separators, now and then another symbol,
     a letter or a non-ASCII character: wherever a format's regex finds a run, _kinds names the format."""
     rng = random.Random(16)
-    numbers = ["0", "1", "7", "42", "255", "1000", "01101001", "0x4a"]
+    numbers = ["0", "1", "7", "42", "255", "1000", "01101001", "1101001", "0x4a"]
     gaps = [" ", "  ", ",", ", ", ";", "-", "/", " / ", "", ".-"]
     others = [".", "a", "&#", "\\x6e", "echo", "é", "x"]
     for _ in range(3000):

@@ -21,7 +21,7 @@ import base64
 import binascii
 import html
 import re
-from itertools import islice
+from itertools import islice, repeat
 from typing import Callable, Iterator
 
 MAX_DECODED_CHARS = 8_000  # one payload (normalize reads its own from here)
@@ -78,7 +78,7 @@ _SYMBOL_CLASSES = bytes(_SYMBOL_OF.get(byte, ord("a")) for byte in range(256))
 _MORSE_CLASSES = bytes(ord(".") if byte in b".-" + _MORSE_LAST_BYTES else byte if byte == ord(" ") else ord("a") for byte in range(256))
 _BINARY_DIGITS = bytes(ord("1") if byte in b"01" else byte if byte in b" ," else ord("a") for byte in range(256))
 _OCTET, _SEVEN_DIGITS = b"1" * 8, b"0" * 7
-_MORSE, _BINARY, _SEPTETS, _NUMBERS, _ESCAPES, _ENTITIES, _HEX_LIST, _NATO, _TOKENS = range(9)
+_MORSE, _BINARY, _SEPTETS, _NUMBERS, _ESCAPES, _ENTITIES, _HEX_LIST, _CODE_POINTS, _NATO, _TOKENS = range(10)
 _DROPPED = b",;" + _MORSE_LEADING_BYTES
 # Literals, searched with re: the engine skips to a literal's first byte in a tight loop, ~9-15 us per 32 KB here
 # against ~20-27 us for bytes' `in` ("0x" or "0X": 53 us, one pattern 10). Linear: fixed strings, no repetition.
@@ -86,6 +86,8 @@ _DROPPED = b",;" + _MORSE_LEADING_BYTES
 # a space apart in _MORSE_CLASSES's bytes; the openings of an entity and of a 0x byte as written.
 _ECHO, _OSCAR, _MORSE_HINT = re.compile(rb"echo"), re.compile(rb"oscar"), re.compile(rb"\. \.")
 _ENTITY_HINT, _HEX_HINT = re.compile(rb"&#"), re.compile(rb"0[xX]")
+# Code points ("U+0049") are looked for before the symbol test: "U+FFFD U+4E2D" has no symbols in a row (~9 us per 32 KB).
+_CODE_POINT_HINT = re.compile(rb"U\+")
 # Two groups of 7 binary digits (_BINARY_DIGITS' "1") a gap of _SEPTET_RUN's apart. Linear: a literal the engine skips
 # to, then a fixed width (at most 16 bytes read per attempt). Written out: the engine skips to a literal, not to "1{7}"
 # (~10 us per 32 KB of prose against ~220).
@@ -98,6 +100,8 @@ def _kinds(data: bytes, marks: bytes) -> set[int]:
     kinds = {_ESCAPES} if data.count(b"\\") >= _MIN_ESCAPES else set()  # a one-byte count: ~9 us per 32 KB
     if _TOKEN in marks:
         kinds.add(_TOKENS)
+    if _CODE_POINT_HINT.search(data):
+        kinds.add(_CODE_POINTS)
     symbols = data.translate(_SYMBOL_CLASSES, _DROPPED)
     if _ECHO.search(symbols) or _OSCAR.search(symbols):
         kinds.add(_NATO)
@@ -270,23 +274,32 @@ def _a1z26(run: str, values: list[int]) -> str | None:
     return _spelled(letters, lambda gap: "/" in gap or len(gap) > 1)
 
 
-# --- Escapes: "\x49\x67", "\u0049", "0x49 0x67", "&#73;", "&#x49;" ------------------------------------------------
-# A run of \x escapes or of \u escapes. Linear: each repetition is a fixed-width unit that opens with a backslash, and
-# the two alternatives differ at their second character.
-_ESCAPE_RUN = re.compile(r"(?:\\x[0-9a-fA-F]{2})+|(?:\\u[0-9a-fA-F]{4})+")
+# --- Escapes: "\x49\x67", "\u0049", "\U00000049", "0x49 0x67", "U+0049", "&#73;", "&#x49;" --------------------------
+# A run of \x, of \u or of \U escapes. Linear: each repetition is a fixed-width unit that opens with a backslash, and
+# the three alternatives differ at their second character.
+_ESCAPE_RUN = re.compile(r"(?:\\x[0-9a-fA-F]{2})+|(?:\\u[0-9a-fA-F]{4})+|(?:\\U[0-9a-fA-F]{8})+")
+# What a run's hex digits spell, by its escape's letter: UTF-8 bytes, UTF-16 code units (a surrogate pair is one
+# character), code points (UTF-32: a surrogate or a value past U+10FFFF does not decode).
+_ESCAPE_CODECS = {"x": "utf-8", "u": "utf-16-be", "U": "utf-32-be"}
 _MIN_ESCAPES = 4  # in a text: one "\x1b" in a shell snippet is no payload
 # 4 bytes or more written 0x49, apart by up to 2 spaces, commas or semicolons. Linear: fixed-width units that open with
 # "0x", gaps of another class; the look-arounds give back at most the last unit.
 _HEX_LIST_RUN = re.compile(r"0(?<!\w0)[xX][0-9a-fA-F]{2}(?:[ ,;]{1,2}0[xX][0-9a-fA-F]{2}){3,}(?![0-9a-fA-F])")
+# 4 code points or more written "U+0049" (4-6 hex digits), apart by up to 2 spaces, commas or semicolons, or by none.
+# Linear: an attempt starts only at "U+" (a literal, which the engine skips to), and "U" is no hex digit, so a unit's
+# digits end where the next unit or gap opens ({4,6} gives back 2 digits at most, only before a 7th); the look-ahead
+# gives back at most the last unit, and a failed attempt reads at most 3 units.
+_CODE_POINT_RUN = re.compile(r"U\+[0-9a-fA-F]{4,6}(?:[ ,;]{0,2}U\+[0-9a-fA-F]{4,6}){3,}(?![0-9a-fA-F])")
+_HEX_NUMBER = re.compile(r"[0-9a-fA-F]+")  # a plain class ("U" and "+" are none): linear
 # One HTML numeric entity. Linear: a fixed opening, then digits or x and hex digits (different first characters).
 _ENTITY = re.compile(r"&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6})")
 
 
 def _escapes(text: str) -> str | None:
-    """`text` with each run of \\x or \\u escapes that spells printable text written out (a run of binary data, or
+    """`text` with each run of \\x, \\u or \\U escapes that spells printable text written out (a run of binary data, or
     invalid UTF-8, stays as written); None where no run was written out. Partly escaped words ("\\x69gnore all ...")
     are read in their sentence."""
-    if text.count("\\x") + text.count("\\u") < _MIN_ESCAPES:
+    if text.count("\\x") + text.count("\\u") + text.count("\\U") < _MIN_ESCAPES:
         return None
     spelled = _ESCAPE_RUN.sub(_spell_escapes, text)
     return spelled[:MAX_DECODED_CHARS] if spelled != text else None
@@ -295,10 +308,7 @@ def _escapes(text: str) -> str | None:
 def _spell_escapes(match: re.Match[str]) -> str:
     run = match.group(0)
     try:
-        if run[1] == "x":
-            spelled = bytes.fromhex(run.replace("\\x", "")).decode("utf-8")
-        else:  # UTF-16 code units: a surrogate pair is one character
-            spelled = bytes.fromhex(run.replace("\\u", "")).decode("utf-16-be")
+        spelled = bytes.fromhex(run.replace(run[:2], "")).decode(_ESCAPE_CODECS[run[1]])
     except (ValueError, UnicodeDecodeError):
         return run
     return spelled if spelled.isprintable() else run
@@ -318,6 +328,15 @@ _NOT_HEX_DIGITS = re.compile(r"0[xX]|[ ,;]")  # what _HEX_LIST_RUN has between t
 
 def _hex_list(run: str) -> str | None:
     return as_text(bytes.fromhex(_NOT_HEX_DIGITS.sub("", run)))
+
+
+def _code_points(run: str) -> str | None:
+    """A run of "U+0049" code points as text (one map over the numbers, in C); None past U+10FFFF or not text."""
+    try:
+        spelled = "".join(map(chr, map(int, _HEX_NUMBER.findall(run), repeat(16))))
+    except ValueError:
+        return None
+    return spelled[:MAX_DECODED_CHARS] if reads_as_text(spelled) else None
 
 
 # --- Long tokens: base32, base85 / ascii85, uuencode ---------------------------------------------------------------
@@ -419,7 +438,7 @@ def _uuencoded(data: bytes, spans: list[tuple[int, int]]) -> list[str]:
 # --- All formats ---------------------------------------------------------------------------------------------------
 _RUNS: tuple[tuple[int, re.Pattern[str], Callable[[str], str | None]], ...] = (
     (_MORSE, _MORSE_RUN, _morse), (_BINARY, _BINARY_RUN, _binary), (_SEPTETS, _SEPTET_RUN, _septets_run),
-    (_NUMBERS, _NUMBER_RUN, _numbers), (_HEX_LIST, _HEX_LIST_RUN, _hex_list))
+    (_NUMBERS, _NUMBER_RUN, _numbers), (_HEX_LIST, _HEX_LIST_RUN, _hex_list), (_CODE_POINTS, _CODE_POINT_RUN, _code_points))
 _WHOLE: tuple[tuple[int, Callable[[str], str | None]], ...] = ((_ESCAPES, _escapes), (_ENTITIES, _entities))
 
 

@@ -7,7 +7,7 @@ no match ends the scan early), spaced/dashed/leet letters, nested base64/hex/URL
 Braille, variation selectors, zero-width interleaving, alternating accents and look-alikes, small
 capitals, turned letters and flags, stacked combining marks, reversed and Caesar text, quoted
 fragments, acrostics, punctuation and newline runs, printable noise, and each format of
-chalicelib/screening/encodings.py (Morse typed and typeset, binary, decimal, A1Z26, NATO, entities, escapes, base32,
+chalicelib/screening/encodings.py (Morse typed and typeset, binary, decimal, A1Z26, NATO, entities, escapes, code points, base32,
 base85/ascii85, uuencode) as one long run and as near misses.
 Used by tests/unit/test_screening_time_bound.py and benchmarks/screening_worst_case.py.
 """
@@ -156,6 +156,13 @@ def encoding_inputs(size: int) -> Iterator[tuple[str, str]]:
     yield "encodings.escapes_unicode", "".join(f"\\u{byte:04x}" for byte in _repeat(ATTACK + " ", size // 6).encode())
     yield "encodings.escapes_binary_data", "".join(f"\\x{byte:02x}" for byte in random.Random(7).randbytes(size // 4))
     yield "encodings.escapes_without_digits", _repeat("\\x\\u", size)
+    yield "encodings.escapes_code_points", "".join(f"\\U{byte:08x}" for byte in _repeat(ATTACK + " ", size // 10).encode())
+    yield "encodings.escapes_code_points_past_unicode", _repeat("\\U00110000", size)
+    yield "encodings.code_points", _repeat(" ".join(f"U+{byte:04X}" for byte in octets) + " ", size)
+    yield "encodings.code_points_unspaced", _repeat("".join(f"U+{byte:04X}" for byte in octets), size)
+    yield "encodings.code_points_seven_digits", _repeat("U+0049AB1 ", size)
+    yield "encodings.code_points_three_in_a_row", _repeat("U+0049 U+0067 U+006E V+006F ", size)
+    yield "encodings.code_points_past_unicode", _repeat("U+FFFFFF ", size)
     yield "encodings.hex_list", _repeat(", ".join(f"0x{byte:02x}" for byte in octets) + ", ", size)
     yield "encodings.hex_list_wide", _repeat("0x41424344 ", size)
     yield "encodings.base32", base64.b32encode(_repeat(ATTACK + " ", size * 5 // 8).encode()).decode()[:size]

@@ -1,11 +1,11 @@
 """Readings of text written in simple ciphers, for the rules (normalize.views): the text reversed (whole, and each word),
-turned upside down, Caesar-shifted or atbash, split into quoted fragments to concatenate, or spelled by the first
-letters of its words or lines (an acrostic).
+turned upside down, Caesar-shifted or atbash, in Pig Latin, split into quoted fragments to concatenate, or spelled by the
+first letters of its words or lines (an acrostic).
 
 Each reading is guarded by a cheap test, so ordinary prose pays a few C-level passes (the words of its head and tail
 split and looked up as a set, their first letters taken, a quote searched: ~0.2 ms for 32,000 characters of prose on
 the development host, ~15 us for a text of 300); the readings are at most as long as the folded text (an acrostic is
-shorter), and `cipher_readings` gives at most 7 of them. Every function is pure and total. The classifier does not
+shorter), and `cipher_readings` gives at most 8 of them. Every function is pure and total. The classifier does not
 read these. Limits: the tests read a long text's head and tail (`sample`), so a cipher in the middle of a long text
 padded with prose is not read; a Caesar or atbash text is read only where the text holds few common words.
 """
@@ -47,6 +47,7 @@ MIN_FREQUENCY_SHARE = 0.8  # of the characters that are not spaces, letters: pro
 MIN_GAIN = 0.3  # log-likelihood per letter: English letters read ~1.9 at the right shift, ~1.2 at a wrong one
 MIN_FRAGMENTS = 3
 MIN_ACROSTIC = 6  # letters: fewer spell nothing the rules know
+MIN_PIG_LATIN_WORDS = 4  # "okay, today" is all Pig Latin's endings
 MAX_SAMPLE = 4_096
 
 # The upside-down alphabet: turned letters (fold reads them as their letters) and ASCII letters that stand for others.
@@ -188,6 +189,55 @@ def line_initials(cased: str) -> str:
     return "".join(_LINE_INITIAL.findall("\n" + cased))
 
 
+# Pig Latin: a word's opening consonants moved to its end and "ay" added ("prompt": "omptpray"), "way" added to one that
+# opens with a vowel ("ignoreway"), or either with a hyphen ("ompt-pray", "ignore-way"). A text is read so where half its
+# words or more end in "ay": none of the corpus's 13,044 benign rows (in any language: Turkish "ayrintili" and "hayir"
+# reach a quarter), 1,460 of 1,500 of its English attacks written so. Linear: an attempt starts at a word's start only
+# (a letter after \b), its letter runs go to the word's end and give back to its start at most, so a word is read twice
+# at most (a hyphenated one's second part is also a word).
+_PIG_LATIN_WORD = re.compile(r"\b([a-z]+)(?:-([a-z]*))?ay\b")
+_PIG_LATIN_END = re.compile(r"ay\b")  # a literal, then a boundary: linear
+_VOWELS = frozenset("aeiou")
+_SYLLABIC = _VOWELS | {"y"}  # what the rest of a word holds ("my": "ymay")
+# Consonants that open English words together; "qu" moves as one. Unhyphenated, which of a stem's last consonants were
+# its word's opening is not written ("eviouspray": "previous", not "spreviou" or "reviousp"): the reading is a COMMON_WORDS
+# word where one is ("omfray": "from"), else the word whose remaining letters end in the likeliest last letter of an
+# English word (_FINAL_LETTERS, from the corpus's benign English rows). On 1,500 of its English attacks written so, 92% of
+# the words read back as written and the rules block 443 (539 plain, 30 as written); what is left needs a dictionary
+# ("ipskay": "skip" or "kips", "owhay": "how" or "who"), and preferring shorter openings moved it by one (444).
+_ONSETS = frozenset("bl br ch cl cr dr fl fr gl gr kn ph pl pr qu sc sh sk sl sm sn sp st sw th tr tw wh wr "
+                    "chr phr sch scr shr spl spr squ str thr".split())
+_FINAL_LETTERS = "estndrygloahfmikpuwcxbvqzj"  # most frequent first
+_FINAL_RANK = {letter: rank for rank, letter in enumerate(_FINAL_LETTERS)}
+
+
+def pig_latin(folded: str) -> str:
+    """The words of `folded` that end in "ay" read back from Pig Latin (the others as written)."""
+    return _PIG_LATIN_WORD.sub(_unpigged, folded)
+
+
+def _unpigged(match: re.Match[str]) -> str:
+    stem, onset = match.groups()
+    if onset is None:
+        return _unpigged_word(stem)
+    if onset in ("", "w") and stem[0] in _VOWELS:  # "ignore-way", "in-ay"
+        return "w" + stem if onset and "w" + stem in _PLAIN else stem
+    return onset + stem
+
+
+def _unpigged_word(stem: str) -> str:
+    """A word without its "ay", its opening consonants put back: see _ONSETS."""
+    readings = [stem[-length:] + stem[:-length] for length in (1, 2, 3)
+                if length < len(stem) and (stem[-length:] in _ONSETS or length == 1 and stem[-1] not in _VOWELS)
+                and not _SYLLABIC.isdisjoint(stem[:-length])]
+    common = [reading for reading in readings if reading in _PLAIN]
+    if common:
+        return common[0]
+    if stem[-1] == "w" and stem[0] in _VOWELS:  # "ignoreway"
+        return stem[:-1]
+    return min(readings, key=lambda reading: _FINAL_RANK[reading[-1]], default=stem)
+
+
 def sample(text: str) -> str:
     """What the tests read of a long text: its head and its tail, MAX_SAMPLE characters each (the readings they call
     for cover the whole text). Splitting 32,000 characters of prose into a set of words and taking their first letters
@@ -207,7 +257,8 @@ def cipher_readings(cased: str, folded: str, fold_letters: Callable[[str], str],
     every character of `cased` that folding changes (normalize._translate_runs: its runs of them; by default `cased`),
     which the turned letters are among."""
     readings: list[tuple[str, str]] = []
-    words = sample(folded).split(" ")
+    sampled = sample(folded)
+    words = sampled.split(" ")
     vocabulary = set(words)
     forward, backward = common_words(vocabulary)
     if len(backward) >= MIN_REVERSED_WORDS:  # two backward function words: almost never in prose as written
@@ -217,6 +268,9 @@ def cipher_readings(cased: str, folded: str, fold_letters: Callable[[str], str],
         readings.append(("text", upside_down(folded)))
     if len(forward) <= MAX_PLAIN_WORDS and _letter_share(folded) >= MIN_LETTER_SHARE:
         readings += _deciphered_readings(folded, vocabulary, len(forward))
+    # Half the words or more end in "ay": first "ay" anywhere (a count in C: a call per text cost ~1 us a row), then at ends.
+    if sampled.count("ay") * 2 >= len(words) >= MIN_PIG_LATIN_WORDS and len(_PIG_LATIN_END.findall(sampled)) * 2 >= len(words):
+        readings.append(("text", pig_latin(folded)))
     joined = joined_fragments(folded)
     if joined is not None:
         readings.append(("text", joined))

@@ -606,7 +606,8 @@ def squash(folded: str) -> str:
 
 def _readings(text: str) -> list[tuple[str, str]]:
     """The readings of one text (no decoding): folded, de-spaced, de-leeted, rot13, letters only, and the cipher
-    readings its tests call for (ciphers.cipher_readings: reversed, upside down, Caesar, atbash, fragments, acrostics)."""
+    readings its tests call for (ciphers.cipher_readings: reversed, upside down, Caesar, atbash, Pig Latin, fragments,
+    acrostics)."""
     # rot13 before the accents are stripped: rot13 leaves accented letters alone (as the codec does),
     # stripping would not.
     cased = _fold_case(text)

@@ -5,7 +5,7 @@ reconstructions of the inputs from issue 13 that hung the old backtracking match
 rule words repeated and mixed, per-rule near misses (every word of a rule but its last part, so
 no match ends the scan early), spaced/dashed/leet letters, nested base64/hex/URL/rot13,
 Braille, variation selectors, zero-width interleaving, alternating accents and look-alikes, small
-capitals, turned letters and flags, stacked combining marks, reversed and Caesar text, quoted
+capitals, turned letters and flags, stacked combining marks, reversed, Caesar and Pig Latin text, quoted
 fragments, acrostics, punctuation and newline runs, printable noise, and each format of
 chalicelib/screening/encodings.py (Morse typed and typeset, binary, decimal, A1Z26, NATO, entities, escapes, code points, base32,
 base85/ascii85, uuencode) as one long run and as near misses.
@@ -113,6 +113,15 @@ _MORSE = {"a": ".-", "b": "-...", "c": "-.-.", "d": "-..", "e": ".", "f": "..-."
           "s": "...", "t": "-", "u": "..-", "v": "...-", "w": ".--", "x": "-..-", "y": "-.--", "z": "--.."}
 _NATO = dict(zip("abcdefghijklmnopqrstuvwxyz", "alfa bravo charlie delta echo foxtrot golf hotel india juliett kilo lima "
                  "mike november oscar papa quebec romeo sierra tango uniform victor whiskey x-ray yankee zulu".split()))
+
+
+def pig_latin(text: str, hyphen: str = "") -> str:
+    """Each word's opening consonants ("qu" one of them) moved to its end, then "ay"; "way" after a word that opens with
+    a vowel ("ignore" -> "ignoreway", "prompt" -> "omptpray"; with hyphen "-": "ignore-way", "ompt-pray")."""
+    def word(match: re.Match[str]) -> str:
+        opening = re.match(r"(?:qu|[^aeiou\W\d_][^aeiouy\W\d_]*)?", match.group(0)).group(0)  # type: ignore[union-attr]
+        return match.group(0)[len(opening):] + hyphen + (opening or "w") + "ay"
+    return re.sub(r"[a-z]+", word, text.lower())
 
 
 def _every(text: str, step: int, replacement: str) -> str:
@@ -228,6 +237,10 @@ def hostile_inputs(size: int = 32_000) -> Iterator[tuple[str, str]]:
     near_caesar = [codecs.encode(word, "rot13") if shift == 13 else "".join(chr((ord(ch) - 97 + shift) % 26 + 97) for ch in word)
                    for shift in range(1, 26) for word in ("the", "and", "your", "with", "that", "from")]
     yield "cipher.near_caesar", _fill(rng, size, near_caesar)
+    yield "cipher.pig_latin", _repeat(pig_latin(ATTACK) + " ", size)
+    yield "cipher.pig_latin_hyphens", _repeat(pig_latin(ATTACK, "-") + ". ", size)
+    yield "cipher.pig_latin_short_words", _repeat("bay ", size)
+    yield "cipher.pig_latin_long_stems", _repeat("strp" * 16 + "ay ", size)
     yield "cipher.frequency_only", _repeat("xlmw mw rsx e gmtliv ", size)  # no common word: letter frequencies read it
     yield "fragments.endless_joints", _repeat("'ig', ", size)
     yield "fragments.quote_spaces", _repeat("'" + " " * 60 + "+", size)

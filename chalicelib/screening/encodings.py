@@ -1,5 +1,5 @@
 """Payloads written in formats beyond base64, hex and URL escapes: Morse code (typed or typeset), binary octets and
-septets, decimal byte values, A1Z26, the NATO phonetic alphabet, HTML numeric entities, `\\x`/`\\u`/`0x` escapes,
+septets, decimal byte values, A1Z26, the NATO phonetic alphabet, HTML numeric entities, `\\x`/`\\u`/`\\u{...}`/`0x` escapes,
 base32, base85/ascii85, uuencode.
 
 `encoded_payloads(text, runs)` returns the texts hidden in `text` in these formats, for normalize.decoded_payloads
@@ -8,7 +8,7 @@ payloads, each passes `as_text` (printable, mostly letters), is at most MAX_DECO
 than the run it was decoded from; at most MAX_PAYLOADS of them.
 
 Cost on ordinary text: a `bytes.translate` of the text into character classes and two `in` tests on it, a backslash
-test, two for NATO's hint words, one search for "U+" and one pass for long tokens say which formats may be present
+test, two for NATO's hint words, one search for "U+" or "u+" and one pass for long tokens say which formats may be present
 (`_kinds`); only then does a format's regex run. Each regex that starts with a class has its look-behind after its first character, so the engine
 skips to that class instead of trying a look-behind at every position (as normalize's do). Hyperscan hints (normalize.PAYLOAD_HINTS) were
 measured and refused: one small pattern per format adds 6-9 KB to a hint database ("[.\\-] [.\\-]" 8 KB, "[01]{8}"
@@ -64,11 +64,13 @@ def _printable_ratio(text: str) -> float:
 # "1.2"), so both regexes ran on nearly every text of the padded corpus (~0.11 and ~0.13 ms per 32 KB); these tests let
 # 12 and 10 of its 16,556 texts through (8 and 8 hold a run), for ~0.03-0.04 ms each. On 32 KB here: ~20 us per translation,
 # ~10-25 us per test; a regex per format costs 0.1-4 ms on 32 KB of prose.
-# Morse as typeset: a dot may be "·" (middle dot) or "•" (bullet), a dash "−" (minus sign), "–", "—" or "_". In the
-# translations, the last byte of each is a symbol and its other bytes (C2, E2 80, E2 88) are dropped, so "· −" reads
-# "0 0" and ". ." as ". -" does; another character that shares those bytes (Cyrillic "з" ends in B7, every character of
-# U+2000-U+203F opens with E2 80) only lets its text through to the next test.
-_MORSE_DOTS, _MORSE_DASHES = ".\u00b7\u2022", "-\u2212\u2013\u2014_"
+# Morse as typeset: a dot may be "·" (middle dot), "•" (bullet), "∙" (bullet operator), "⋅" (dot operator) or "‧"
+# (hyphenation point), a dash "−" (minus sign), "–", "—" or "_". In the translations, the last byte of each is a symbol
+# and its other bytes (C2, E2 80, E2 88, E2 8B) are dropped, so "· −" reads "0 0" and ". ." as ". -" does; another
+# character that shares those bytes (Cyrillic "з" ends in B7 and "х" in 85, "’" is E2 80 99 as "∙" is E2 88 99, every
+# character of U+2000-U+203F opens with E2 80) only lets its text through to the next test: the last three dots let
+# the Morse regex run on 104 -> 107 of the corpus's 13,021 benign texts.
+_MORSE_DOTS, _MORSE_DASHES = ".\u00b7\u2022\u2219\u22c5\u2027", "-\u2212\u2013\u2014_"
 _MORSE_TYPESET = (_MORSE_DOTS + _MORSE_DASHES).replace(".", "").replace("-", "")
 _MORSE_LAST_BYTES = bytes(char.encode()[-1] for char in _MORSE_TYPESET)
 _MORSE_LEADING_BYTES = bytes(sorted({byte for char in _MORSE_TYPESET for byte in char.encode()[:-1]}))
@@ -86,8 +88,10 @@ _DROPPED = b",;" + _MORSE_LEADING_BYTES
 # a space apart in _MORSE_CLASSES's bytes; the openings of an entity and of a 0x byte as written.
 _ECHO, _OSCAR, _MORSE_HINT = re.compile(rb"echo"), re.compile(rb"oscar"), re.compile(rb"\. \.")
 _ENTITY_HINT, _HEX_HINT = re.compile(rb"&#"), re.compile(rb"0[xX]")
-# Code points ("U+0049") are looked for before the symbol test: "U+FFFD U+4E2D" has no symbols in a row (~9 us per 32 KB).
-_CODE_POINT_HINT = re.compile(rb"U\+")
+# Code points ("U+0049", "u+0049") are looked for before the symbol test: "U+FFFD U+4E2D" has no symbols in a row. The
+# "+" first, then a look-behind for the letter: the engine skips to the literal (~9 us per 32 KB; "[Uu]\+" stops at
+# every "u" of prose, ~170 us).
+_CODE_POINT_HINT = re.compile(rb"\+(?<=[Uu]\+)")
 # Two groups of 7 binary digits (_BINARY_DIGITS' "1") a gap of _SEPTET_RUN's apart. Linear: a literal the engine skips
 # to, then a fixed width (at most 16 bytes read per attempt). Written out: the engine skips to a literal, not to "1{7}"
 # (~10 us per 32 KB of prose against ~220).
@@ -274,23 +278,26 @@ def _a1z26(run: str, values: list[int]) -> str | None:
     return _spelled(letters, lambda gap: "/" in gap or len(gap) > 1)
 
 
-# --- Escapes: "\x49\x67", "\u0049", "\U00000049", "0x49 0x67", "U+0049", "&#73;", "&#x49;" --------------------------
-# A run of \x, of \u or of \U escapes. Linear: each repetition is a fixed-width unit that opens with a backslash, and
-# the three alternatives differ at their second character.
-_ESCAPE_RUN = re.compile(r"(?:\\x[0-9a-fA-F]{2})+|(?:\\u[0-9a-fA-F]{4})+|(?:\\U[0-9a-fA-F]{8})+")
+# --- Escapes: "\x49\x67", "\u0049", "\u{49}", "\U00000049", "0x49 0x67", "U+0049", "&#73;", "&#x49;" ----------------
+# A run of \x, of \u, of braced \u{...} (JavaScript, Rust, Swift, PHP: 1-6 hex digits, a code point) or of \U escapes.
+# Linear: each repetition is a unit of bounded width that opens with a backslash and matches one way (a braced unit
+# ends at its "}"); the alternatives differ at their second character, but for \u and \u{, which differ at their third:
+# an attempt at a backslash reads at most one unit before the alternative that can go on is known.
+_ESCAPE_RUN = re.compile(r"(?:\\x[0-9a-fA-F]{2})+|(?:\\u[0-9a-fA-F]{4})+|(?:\\u\{[0-9a-fA-F]{1,6}\})+|(?:\\U[0-9a-fA-F]{8})+")
 # What a run's hex digits spell, by its escape's letter: UTF-8 bytes, UTF-16 code units (a surrogate pair is one
-# character), code points (UTF-32: a surrogate or a value past U+10FFFF does not decode).
+# character), code points (UTF-32: a surrogate or a value past U+10FFFF does not decode); a braced run, code points of
+# any width, as "U+0049" ones are read (_spelled_code_points).
 _ESCAPE_CODECS = {"x": "utf-8", "u": "utf-16-be", "U": "utf-32-be"}
 _MIN_ESCAPES = 4  # in a text: one "\x1b" in a shell snippet is no payload
 # 4 bytes or more written 0x49, apart by up to 2 spaces, commas or semicolons. Linear: fixed-width units that open with
 # "0x", gaps of another class; the look-arounds give back at most the last unit.
 _HEX_LIST_RUN = re.compile(r"0(?<!\w0)[xX][0-9a-fA-F]{2}(?:[ ,;]{1,2}0[xX][0-9a-fA-F]{2}){3,}(?![0-9a-fA-F])")
-# 4 code points or more written "U+0049" (4-6 hex digits), apart by up to 2 spaces, commas or semicolons, or by none.
-# Linear: an attempt starts only at "U+" (a literal, which the engine skips to), and "U" is no hex digit, so a unit's
-# digits end where the next unit or gap opens ({4,6} gives back 2 digits at most, only before a 7th); the look-ahead
-# gives back at most the last unit, and a failed attempt reads at most 3 units.
-_CODE_POINT_RUN = re.compile(r"U\+[0-9a-fA-F]{4,6}(?:[ ,;]{0,2}U\+[0-9a-fA-F]{4,6}){3,}(?![0-9a-fA-F])")
-_HEX_NUMBER = re.compile(r"[0-9a-fA-F]+")  # a plain class ("U" and "+" are none): linear
+# 4 code points or more written "U+0049" or "u+0049" (4-6 hex digits), apart by up to 2 spaces, commas or semicolons,
+# or by none. Linear: an attempt starts only at "U+" or "u+" (run only where _CODE_POINT_HINT found one), and neither
+# letter is a hex digit, so a unit's digits end where the next unit or gap opens ({4,6} gives back 2 digits at most,
+# only before a 7th); the look-ahead gives back at most the last unit, and a failed attempt reads at most 3 units.
+_CODE_POINT_RUN = re.compile(r"[Uu]\+[0-9a-fA-F]{4,6}(?:[ ,;]{0,2}[Uu]\+[0-9a-fA-F]{4,6}){3,}(?![0-9a-fA-F])")
+_HEX_NUMBER = re.compile(r"[0-9a-fA-F]+")  # a plain class ("U", "u", "+" and braces are none): linear
 # One HTML numeric entity. Linear: a fixed opening, then digits or x and hex digits (different first characters).
 _ENTITY = re.compile(r"&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6})")
 
@@ -308,10 +315,13 @@ def _escapes(text: str) -> str | None:
 def _spell_escapes(match: re.Match[str]) -> str:
     run = match.group(0)
     try:
-        spelled = bytes.fromhex(run.replace(run[:2], "")).decode(_ESCAPE_CODECS[run[1]])
+        if run.startswith("\\u{"):
+            spelled = _spelled_code_points(run)
+        else:
+            spelled = bytes.fromhex(run.replace(run[:2], "")).decode(_ESCAPE_CODECS[run[1]])
     except (ValueError, UnicodeDecodeError):
         return run
-    return spelled if spelled.isprintable() else run
+    return spelled if spelled.isprintable() else run  # a lone surrogate ("\u{d800}") is not printable
 
 
 def _entities(text: str) -> str | None:
@@ -330,10 +340,16 @@ def _hex_list(run: str) -> str | None:
     return as_text(bytes.fromhex(_NOT_HEX_DIGITS.sub("", run)))
 
 
+def _spelled_code_points(run: str) -> str:
+    """The characters whose code points are the hex numbers of `run` ("U+0049 u+0067", "\\u{49}\\u{67}"), one map over
+    them in C; ValueError past U+10FFFF."""
+    return "".join(map(chr, map(int, _HEX_NUMBER.findall(run), repeat(16))))
+
+
 def _code_points(run: str) -> str | None:
-    """A run of "U+0049" code points as text (one map over the numbers, in C); None past U+10FFFF or not text."""
+    """A run of "U+0049" code points as text; None past U+10FFFF or not text."""
     try:
-        spelled = "".join(map(chr, map(int, _HEX_NUMBER.findall(run), repeat(16))))
+        spelled = _spelled_code_points(run)
     except ValueError:
         return None
     return spelled[:MAX_DECODED_CHARS] if reads_as_text(spelled) else None

@@ -3,7 +3,7 @@
 `views(text)` returns the texts the rules run on: the folded text, a de-spaced/de-leeted view, the readings of
 simple ciphers where a cheap test calls for them (ciphers.py), and any payloads decoded from base64, hex, URL
 encoding or rot13, and from the formats of encodings.py (Morse typed or typeset, binary octets and septets, decimal
-bytes, A1Z26, NATO, HTML entities, \\x/\\u/\\U/0x escapes, U+ code points, base32, base85/ascii85, uuencode), bounded in
+bytes, A1Z26, NATO, HTML entities, \\x/\\u/\\u{}/\\U/0x escapes, U+ code points, base32, base85/ascii85, uuencode), bounded in
 count, size and depth.
 Every function here is pure and total: it never raises on any Unicode input.
 
@@ -556,7 +556,7 @@ def base64_candidates(text: str) -> Iterator[str]:
 def decoded_payloads(text: str) -> list[str]:
     """Texts hidden in invisible characters, base64, hex or URL encoding inside `text` (one level), then those in the
     formats of encodings.py (Morse typed or typeset, binary octets and septets, decimal bytes, A1Z26, NATO, HTML entities,
-    \\x/\\u/\\U/0x escapes, U+ code points, base32, base85/ascii85, uuencode), at most MAX_PAYLOADS in all."""
+    \\x/\\u/\\u{}/\\U/0x escapes, U+ code points, base32, base85/ascii85, uuencode), at most MAX_PAYLOADS in all."""
     found: list[str] = []
     data = text.encode("utf-8", "surrogatepass")
     kinds = _payload_kinds(data)

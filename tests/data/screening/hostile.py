@@ -143,6 +143,12 @@ def encoding_inputs(size: int) -> Iterator[tuple[str, str]]:
     yield "encodings.morse_typeset", _repeat(morse.translate(typeset) + " / ", size)
     yield "encodings.morse_typeset_invalid_every_50", _every(_repeat(morse.translate(str.maketrans(".-", "\u2022\u2014")) + "   ", size), 50, "\u2013")
     yield "encodings.bullets_and_dashes", _repeat("\u2022 \u2014 \u00b7 \u2013 \u2212 _ ", size)
+    yield "encodings.morse_operator_dots", _repeat(morse.translate(str.maketrans(".-", "\u2219-")) + " / "
+                                                   + morse.translate(str.maketrans(".-", "\u22c5\u2212")) + " / "
+                                                   + morse.translate(str.maketrans(".-", "\u2027\u2013")) + "   ", size)
+    # "’" (E2 80 99) shares its last byte with "∙" (E2 88 99), Cyrillic "х" (D1 85) with "⋅" (E2 8B 85): the Morse test
+    # passes, the regex reads every position
+    yield "encodings.apostrophes_and_operator_dots", _repeat("’ ’ х . \u2219 \u22c5 \u2027 - ", size)
     yield "encodings.underscores", _repeat("__init__ __ ____ _ ", size)
     yield "encodings.binary", _repeat(" ".join(format(byte, "08b") for byte in octets) + " ", size)
     yield "encodings.binary_unspaced", _repeat("".join(format(byte, "08b") for byte in octets), size)
@@ -167,11 +173,17 @@ def encoding_inputs(size: int) -> Iterator[tuple[str, str]]:
     yield "encodings.escapes_without_digits", _repeat("\\x\\u", size)
     yield "encodings.escapes_code_points", "".join(f"\\U{byte:08x}" for byte in _repeat(ATTACK + " ", size // 10).encode())
     yield "encodings.escapes_code_points_past_unicode", _repeat("\\U00110000", size)
+    yield "encodings.escapes_braced", "".join(f"\\u{{{byte:x}}}" for byte in _repeat(ATTACK + " ", size // 6).encode())
+    yield "encodings.escapes_braced_unclosed", _repeat("\\u{004900", size)
+    yield "encodings.escapes_braced_past_unicode", _repeat("\\u{110000}\\u{d800}", size)
     yield "encodings.code_points", _repeat(" ".join(f"U+{byte:04X}" for byte in octets) + " ", size)
     yield "encodings.code_points_unspaced", _repeat("".join(f"U+{byte:04X}" for byte in octets), size)
     yield "encodings.code_points_seven_digits", _repeat("U+0049AB1 ", size)
     yield "encodings.code_points_three_in_a_row", _repeat("U+0049 U+0067 U+006E V+006F ", size)
     yield "encodings.code_points_past_unicode", _repeat("U+FFFFFF ", size)
+    yield "encodings.code_points_lower_case", _repeat(" ".join(f"u+{byte:04x}" for byte in octets) + " ", size)
+    yield "encodings.code_points_lower_case_three_in_a_row", _repeat("u+0049u+0067U+006ev+006f", size)
+    yield "encodings.plus_signs", _repeat("u+u+U++", size)
     yield "encodings.hex_list", _repeat(", ".join(f"0x{byte:02x}" for byte in octets) + ", ", size)
     yield "encodings.hex_list_wide", _repeat("0x41424344 ", size)
     yield "encodings.base32", base64.b32encode(_repeat(ATTACK + " ", size * 5 // 8).encode()).decode()[:size]

@@ -189,8 +189,8 @@ def line_initials(cased: str) -> str:
     return "".join(_LINE_INITIAL.findall("\n" + cased))
 
 
-# Pig Latin: a word's opening consonants moved to its end and "ay" added ("prompt": "omptpray"), "way" added to one that
-# opens with a vowel ("ignoreway"), or either with a hyphen ("ompt-pray", "ignore-way"). A text is read so where half its
+# Pig Latin: a word's opening consonants moved to its end and "ay" added ("prompt": "omptpray"), "way" or "yay" added to
+# one that opens with a vowel ("ignoreway", "ignoreyay"), or either with a hyphen ("ompt-pray", "ignore-way"). A text is read so where half its
 # words or more end in "ay": none of the corpus's 13,044 benign rows (in any language: Turkish "ayrintili" and "hayir"
 # reach a quarter), 1,460 of 1,500 of its English attacks written so. Linear: an attempt starts at a word's start only
 # (a letter after \b), its letter runs go to the word's end and give back to its start at most, so a word is read twice
@@ -198,6 +198,11 @@ def line_initials(cased: str) -> str:
 _PIG_LATIN_WORD = re.compile(r"\b([a-z]+)(?:-([a-z]*))?ay\b")
 _PIG_LATIN_END = re.compile(r"ay\b")  # a literal, then a boundary: linear
 _VOWELS = frozenset("aeiou")
+# What comes before "ay" after a word that opens with a vowel: "ignoreway", "ignoreyay". A stem that opens with a vowel
+# and ends in one of them is read as that word ("ouryay" is "your", a COMMON_WORDS word, first): "aterway" reads "ater",
+# not "water", and "ellowyay" "ellow", not "yellow"; an order's words open with a vowel more often ("ignore", "all",
+# "instructions", "and", "above", "any", "output").
+_VOWEL_SUFFIXES = frozenset("wy")
 _SYLLABIC = _VOWELS | {"y"}  # what the rest of a word holds ("my": "ymay")
 # Consonants that open English words together; "qu" moves as one. Unhyphenated, which of a stem's last consonants were
 # its word's opening is not written ("eviouspray": "previous", not "spreviou" or "reviousp"): the reading is a COMMON_WORDS
@@ -220,8 +225,8 @@ def _unpigged(match: re.Match[str]) -> str:
     stem, onset = match.groups()
     if onset is None:
         return _unpigged_word(stem)
-    if onset in ("", "w") and stem[0] in _VOWELS:  # "ignore-way", "in-ay"
-        return "w" + stem if onset and "w" + stem in _PLAIN else stem
+    if (onset == "" or onset in _VOWEL_SUFFIXES) and stem[0] in _VOWELS:  # "ignore-way", "ignore-yay", "in-ay"
+        return onset + stem if onset + stem in _PLAIN else stem  # "ou-yay": "you"
     return onset + stem
 
 
@@ -233,7 +238,7 @@ def _unpigged_word(stem: str) -> str:
     common = [reading for reading in readings if reading in _PLAIN]
     if common:
         return common[0]
-    if stem[-1] == "w" and stem[0] in _VOWELS:  # "ignoreway"
+    if stem[-1] in _VOWEL_SUFFIXES and stem[0] in _VOWELS:  # "ignoreway", "ignoreyay"
         return stem[:-1]
     return min(readings, key=lambda reading: _FINAL_RANK[reading[-1]], default=stem)
 

@@ -115,12 +115,13 @@ _NATO = dict(zip("abcdefghijklmnopqrstuvwxyz", "alfa bravo charlie delta echo fo
                  "mike november oscar papa quebec romeo sierra tango uniform victor whiskey x-ray yankee zulu".split()))
 
 
-def pig_latin(text: str, hyphen: str = "") -> str:
-    """Each word's opening consonants ("qu" one of them) moved to its end, then "ay"; "way" after a word that opens with
-    a vowel ("ignore" -> "ignoreway", "prompt" -> "omptpray"; with hyphen "-": "ignore-way", "ompt-pray")."""
+def pig_latin(text: str, hyphen: str = "", vowel_onset: str = "w") -> str:
+    """Each word's opening consonants ("qu" one of them) moved to its end, then "ay"; `vowel_onset` + "ay" after a word
+    that opens with a vowel ("ignore" -> "ignoreway", or "ignoreyay" with "y"; "prompt" -> "omptpray"; with hyphen "-":
+    "ignore-way", "ompt-pray")."""
     def word(match: re.Match[str]) -> str:
         opening = re.match(r"(?:qu|[^aeiou\W\d_][^aeiouy\W\d_]*)?", match.group(0)).group(0)  # type: ignore[union-attr]
-        return match.group(0)[len(opening):] + hyphen + (opening or "w") + "ay"
+        return match.group(0)[len(opening):] + hyphen + (opening or vowel_onset) + "ay"
     return re.sub(r"[a-z]+", word, text.lower())
 
 
@@ -251,6 +252,7 @@ def hostile_inputs(size: int = 32_000) -> Iterator[tuple[str, str]]:
     yield "cipher.near_caesar", _fill(rng, size, near_caesar)
     yield "cipher.pig_latin", _repeat(pig_latin(ATTACK) + " ", size)
     yield "cipher.pig_latin_hyphens", _repeat(pig_latin(ATTACK, "-") + ". ", size)
+    yield "cipher.pig_latin_yay", _repeat(pig_latin(ATTACK, vowel_onset="y") + " " + pig_latin(ATTACK, "-", "y") + " ", size)
     yield "cipher.pig_latin_short_words", _repeat("bay ", size)
     yield "cipher.pig_latin_long_stems", _repeat("strp" * 16 + "ay ", size)
     yield "cipher.frequency_only", _repeat("xlmw mw rsx e gmtliv ", size)  # no common word: letter frequencies read it

@@ -394,7 +394,8 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
                 # A comma after a phrase's last word starts no clause: German reports a request before it, then its content
                 # ("Wenn jemand dich bittet, deine Anweisungen zu ignorieren"); the word before the verb is read as the
                 # request's ("bittet"), as without the comma.
-                after_request = f"(?:^|\\W){not_one_of(tuple(pairs))}[^\\w,]*,"
+                # Nor after a naming word ("such as, 'ignore ...'" names the verb as "such as: '...'" does, _naming_or).
+                after_request = f"(?:^|\\W){not_one_of(tuple(pairs) + naming)}[^\\w,]*,"
                 marks, unquoted = f"(?:{_CLAUSE_MARK_BUT_COMMA}|{after_request})", f"(?:{_after_no_naming_word(_CLAUSE_MARK_BUT_COMMA_UNQUOTED, naming)}|{after_request})"
             clause = _clause_start(f"(?:^|{marks})", f"(?:^|{unquoted})", naming, other if pairs else "")
             return f"(?:{clause}|(?:^|\\W){_naming_or(unit, _NON_WORD, naming)})"
@@ -406,6 +407,9 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         negated = f"(?:^|\\W)(?:{'|'.join(sorted(negations))})[^\\w,]+\\w+"
         restarts = f"|, *(?:{'|'.join(sorted(lists.restarts))})\\W+" if lists.restarts else ""
         listed = f"{head}{_LIST_ITEMS}[ ]*,{restarts}"
+        # A list whose last word names ("such as, 'ignore ...'") starts no clause where a quote follows: _naming_or reads it.
+        last = not_one_of(naming) if naming else "\\w+"
+        listed_unquoted = f"{_list_head(negations, other, lists, last)}(?: *, *{last})*[ ]*,{restarts}" if naming else listed
         starts = f"(?:^|{_CLAUSE_MARK_BUT_COMMA}|{listed})"
         joins = "(?:" + "|".join(sorted(lists.joins)) + ")"
         bare_join = f"{negated} *, *{joins}\\W+"  # "Don't panic, and reveal ...": no word after the comma, no list
@@ -419,7 +423,7 @@ def _negation_regex(mark: str, spaced: bool, negations: tuple[str, ...], lists: 
         # before no comma; a join after one word ("never share or reveal": as before, a window word), or after a list
         # that no negation opens; the word right after any comma.
         word = _window_word(negations + tuple(lists.joins) + naming, pairs, levels)
-        clause = _clause_start(starts, f"(?:^|{_after_no_naming_word(_CLAUSE_MARK_BUT_COMMA_UNQUOTED, naming)}|{listed})", naming)
+        clause = _clause_start(starts, f"(?:^|{_after_no_naming_word(_CLAUSE_MARK_BUT_COMMA_UNQUOTED, naming)}|{listed_unquoted})", naming)
         return (f"(?:{clause}|,[ ]*|{bare_join}|(?:^|\\W){_naming_or(word, _NON_WORD_BUT_COMMA, naming)}|(?:^ ?|[^\\w, ]|[^,] )\\w+ +{joins}\\W+"
                 f"|{head}{_LIST_ITEMS} *,? *\\b{joins}\\W+)")
     if mark == "!>":
@@ -436,13 +440,19 @@ def not_after_words(phrases: Iterable[str]) -> str:
 
 def _named_gap(words: int, named: Iterable[str], lists: Lists, quotes: tuple[str, ...] = ()) -> str:
     """'~N!{..}~' (and '~jN!{..}~' with the language's `lists`): up to N words, none of them `named`, the first no join; with
-    `quotes` ('~N!{..}{..}~'), none followed by a closing quote that ends the gap (_closes_no_quote)."""
+    `quotes` ('~N!{..}{..}~'), none followed by a closing quote that ends the gap (_closes_no_quote); in a gap of any words
+    ('~N{..}~'), a word quoted alone too (a scare quote: "Ignore your 'old' rules", "your “real” instructions"), which opens
+    no quoted phrase. Not in a gap that names words: beside the override's word trie (inj.en.override_instructions) the
+    scare-quoted word grew each role's Hyperscan database by 80-95 KB (the rule alone: 157 -> 244 KB in the user role), and
+    where it could not be a named word ("all 'setup' instructions": the trie again) the system role's override grew to 15,538
+    characters (Hyperscan refuses 16,000): "Ignore all the 'old' instructions" is not read."""
     named = tuple(named)
     other = not_one_of(named)
     if quotes:
         if lists.joins:
             raise ValueError("a '~jN!{..}~' gap reads no closing quotes")
-        return f"\\W+(?:{other}{_closes_no_quote(quotes)}){{0,{words}}}?"
+        scare = "" if named else f"|{_scare_quoted(quotes)}"
+        return f"\\W+(?:{other}{_closes_no_quote(quotes)}{scare}){{0,{words}}}?"
     if not lists.joins:
         return f"(?:\\W+{other}){{0,{words}}}?\\W+"
     return f"(?:\\W+{not_one_of(tuple(lists.joins) + tuple(named))}(?:\\W+{other}){{0,{words - 1}}}?)?\\W+"
@@ -472,6 +482,17 @@ def _closes_no_quote(quotes: tuple[str, ...]) -> str:
 
     alone = "|".join("".join(_byte_atoms(quote)) for quote in quotes)
     return f"(?:{'|'.join(other(trie))}|{alone})"
+
+
+@lru_cache(maxsize=8)
+def _scare_quoted(quotes: tuple[str, ...]) -> str:
+    """A gap's word between an opening quote (_OPENING_QUOTES) and a closing one of `quotes`, then the bytes up to the next
+    word. The gap before has read up to the opening quote (its classes end anywhere in a run of non-word bytes). Literal
+    alternations around a class run, then a class run: linear."""
+    def alternatives(strings: Iterable[str]) -> str:
+        return "|".join("".join(_byte_atoms(string)) for string in strings)
+
+    return f"(?:{alternatives(_OPENING_QUOTES)})\\w+(?:{alternatives(quotes)})\\W*"
 
 
 def _joinless_gap(words: int, lists: Lists) -> str:
@@ -544,10 +565,10 @@ def _unquoted_end() -> str:
     return f"(?:{'|'.join(parts)})"
 
 
-def _list_head(negations: tuple[str, ...], other: str, lists: Lists) -> str:
-    """A regex for a list's first word when no negation governs it: the clause's first word, or a word after one that is
-    not a negation, or an affirming word after a negation ("Don't worry, ...")."""
-    heads = [f"(?:^|{_CLAUSE_MARK_BUT_COMMA})\\W*\\w+", f"(?:^|\\W){other}[^\\w,]+\\w+"]
+def _list_head(negations: tuple[str, ...], other: str, lists: Lists, word: str = "\\w+") -> str:
+    """A regex for a list's first word (`word`: what it may be) when no negation governs it: the clause's first word, or a
+    word after one that is not a negation, or an affirming word after a negation ("Don't worry, ...")."""
+    heads = [f"(?:^|{_CLAUSE_MARK_BUT_COMMA})\\W*{word}", f"(?:^|\\W){other}[^\\w,]+{word}"]
     if lists.affirming:
         heads.append(f"(?:^|\\W)(?:{'|'.join(sorted(negations))})[^\\w,]+(?:{'|'.join(sorted(lists.affirming))})")
     return f"(?:{'|'.join(heads)})"

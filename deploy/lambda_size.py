@@ -25,6 +25,9 @@ from zips import drop_entries
 
 LAMBDA_UNZIPPED_LIMIT = 262_144_000  # bytes: the function's code and all its layers, unzipped
 _SITE = re.compile(r"^python/lib/python3\.\d+/site-packages/")
+# A library's own test suite, a `tests` package inside it (numpy's ~14 MB, jsonschema's, referencing's): run by its
+# maintainers, imported by nothing at run time. A top-level `tests` package is someone's code: it stays.
+_TEST_SUITE = re.compile(r"^python/lib/python3\.\d+/site-packages/(?:[^/]+/)+tests/")
 
 
 def unzipped_size(zip_path: str) -> int:
@@ -91,3 +94,13 @@ def drop_encoder_resources(out: str) -> list[str]:
     if not os.path.exists(layer_zip) or not os.path.exists(cache_zip) or not cache_matches_layer(cache_zip, layer_zip):
         return []
     return drop_entries(layer_zip, lambda name: _SITE.sub("", name) in RESOURCES)
+
+
+def drop_test_suites(out: str) -> list[str]:
+    """Rewrite the dependency layer `chalice package` wrote to `out` without its libraries' own test suites (their
+    sources and bytecode); return what was dropped. ~16 MB of the 250 MB a function may hold with its layers."""
+    layer_zip = os.path.join(out, "layer-deployment.zip")
+    if not os.path.exists(layer_zip):
+        return []
+    return drop_entries(layer_zip, lambda name: _TEST_SUITE.match(name) is not None)
+

@@ -597,7 +597,7 @@ def main() -> None:
     from botocore_data import trim_artefacts  # deploy/botocore_data.py: the layer keeps the services the code calls
     from bytecode import compile_artefacts  # deploy/bytecode.py: .pyc for Lambda's read-only code directories
     from encoder_layer import LAYER_ZIP, attach, move_cache  # deploy/encoder_layer.py: the cache, for the functions that screen
-    from lambda_size import check_function_sizes, drop_encoder_resources  # deploy/lambda_size.py: under Lambda's 250 MB
+    from lambda_size import check_function_sizes, drop_encoder_resources, drop_test_suites  # deploy/lambda_size.py: under Lambda's 250 MB
 
     kept, dropped = trim_artefacts(out)
     template_path = os.path.join(out, "sam.json")
@@ -609,10 +609,12 @@ def main() -> None:
     with open(template_path, "w", encoding="utf-8") as handle:
         json.dump(template, handle, indent=2, separators=(",", ": "))  # as chalice writes it
     encoder_dropped = drop_encoder_resources(out)
+    test_suites = drop_test_suites(out)
     sizes = check_function_sizes(template, out)
     print(f"packaged {args.stage}: {out}/sam.json, deployment.zip, layer-deployment.zip and {LAYER_ZIP} (botocore data kept for "
           f"{len(kept)} services, {len(dropped)} dropped: {', '.join(sorted(kept))}; bytecode added: {compiled}; encoder cache "
-          f"moved to its layer: {len(moved)} files; encoder resources left out of the dependency layer: {len(encoder_dropped)})")
+          f"moved to its layer: {len(moved)} files; encoder resources left out of the dependency layer: {len(encoder_dropped)}; "
+          f"libraries' test suites left out: {len(test_suites)} files)")
     for function, size in sizes.items():
         print(f"  {function}: {size / 1e6:.1f} MB unzipped with its layers")
 

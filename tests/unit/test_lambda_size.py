@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "deploy"))
 
 from encoder_layer import LAYER_MANIFEST, LAYER_ZIP  # noqa: E402
-from lambda_size import check_function_sizes, check_unzipped_size, drop_encoder_resources  # noqa: E402
+from lambda_size import check_function_sizes, check_unzipped_size, drop_encoder_resources, drop_test_suites  # noqa: E402
 
 from chalicelib.screening.semantic import ENCODER, SOURCES  # noqa: E402
 
@@ -95,3 +95,16 @@ def test_each_function_is_weighed_with_its_own_layers_only(tmp_path):
     template["Resources"]["Spills"]["Properties"]["Layers"].append("arn:aws:lambda:us-east-1:123456789012:layer:other:1")
     with pytest.raises(SystemExit, match="its size is unknown"):
         check_function_sizes(template, str(tmp_path))
+
+
+def test_the_layer_drops_its_libraries_test_suites_and_keeps_their_code_and_a_top_level_tests_package(tmp_path):
+    kept = {SITE + "numpy/_core/multiarray.py": b"code", SITE + "numpy/testing/__init__.py": b"numpy.testing is imported by users",
+            SITE + "jsonschema/validators.py": b"code", SITE + "tests/__init__.py": b"someone's top-level package",
+            SITE + "contests/entry.py": b"a name that ends in tests"}
+    suites = {SITE + "numpy/_core/tests/test_api.py": b"t", SITE + "numpy/_core/tests/__pycache__/test_api.cpython-311.pyc": b"t",
+              SITE + "numpy/_core/tests/data/umath-validation-set-log.csv": b"t", SITE + "jsonschema/tests/test_validators.py": b"t"}
+    write_zip(tmp_path / "layer-deployment.zip", {**kept, **suites})
+    assert sorted(drop_test_suites(str(tmp_path))) == sorted(suites)
+    assert layer_names(str(tmp_path)) == set(kept)
+    assert drop_test_suites(str(tmp_path)) == []  # nothing left to drop: the zip is not rewritten
+

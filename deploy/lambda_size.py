@@ -27,7 +27,7 @@ LAMBDA_UNZIPPED_LIMIT = 262_144_000  # bytes: the function's code and all its la
 _SITE = re.compile(r"^python/lib/python3\.\d+/site-packages/")
 # A library's own test suite, a `tests` package inside it (numpy's ~14 MB, jsonschema's, referencing's): run by its
 # maintainers, imported by nothing at run time. A top-level `tests` package is someone's code: it stays.
-_TEST_SUITE = re.compile(r"^python/lib/python3\.\d+/site-packages/(?:[^/]+/)+tests/")
+_TEST_SUITE = re.compile(r"(?:[^/]+/)+tests/")  # matched on the path inside site-packages (_SITE removed)
 
 
 def unzipped_size(zip_path: str) -> int:
@@ -102,5 +102,4 @@ def drop_test_suites(out: str) -> list[str]:
     layer_zip = os.path.join(out, "layer-deployment.zip")
     if not os.path.exists(layer_zip):
         return []
-    return drop_entries(layer_zip, lambda name: _TEST_SUITE.match(name) is not None)
-
+    return drop_entries(layer_zip, lambda name: _SITE.match(name) is not None and _TEST_SUITE.match(_SITE.sub("", name)) is not None)

@@ -268,7 +268,7 @@ def not_followed_by(*sequences: list[list[str]]) -> str:
     parts = [not_next_to(heads, (), False)]
     for head, *rest in sequences:
         if rest:
-            literals = "|".join("".join(_byte_atoms(text)) for text in head)
+            literals = _byte_alternatives(head)
             parts.append(f"(?:{literals}){not_followed_by(rest)}")
     return f"(?:{'|'.join(parts)})"
 
@@ -300,7 +300,7 @@ def not_negated_nor_followed_by(negations: tuple[str, ...], groups: list[list[st
     # does and then not the rest of one (" imbiss", " im, "), or a whole first string and then not the later groups (read
     # once, whatever the first string).
     started = "|".join(f"{word}{not_next_to(tails, (), False)}" for word, tails in sorted(after.items()))
-    literals = "|".join("".join(_byte_atoms(text[1:])) for text in head)
+    literals = _byte_alternatives(text[1:] for text in head)
     whole = f"| (?:{literals}){not_followed_by(rest)}" if rest else ""
     return (f"(?:\\W*$|[ '-]*{_CLAUSE_MARK}|(?:[^\\w ]| \\W)\\W*{other}(?:\\W|$)| {neither}(?:\\W|$)| (?:{started}){whole})")
 
@@ -480,7 +480,7 @@ def _closes_no_quote(quotes: tuple[str, ...]) -> str:
                 parts.append(f"{_byte_atom(byte)}(?:{'|'.join(other(node[byte]))})")
         return parts
 
-    alone = "|".join("".join(_byte_atoms(quote)) for quote in quotes)
+    alone = _byte_alternatives(quotes)
     return f"(?:{'|'.join(other(trie))}|{alone})"
 
 
@@ -489,10 +489,7 @@ def _scare_quoted(quotes: tuple[str, ...]) -> str:
     """A gap's word between an opening quote (_OPENING_QUOTES) and a closing one of `quotes`, then the bytes up to the next
     word. The gap before has read up to the opening quote (its classes end anywhere in a run of non-word bytes). Literal
     alternations around a class run, then a class run: linear."""
-    def alternatives(strings: Iterable[str]) -> str:
-        return "|".join("".join(_byte_atoms(string)) for string in strings)
-
-    return f"(?:{alternatives(_OPENING_QUOTES)})\\w+(?:{alternatives(quotes)})\\W*"
+    return f"(?:{_byte_alternatives(_OPENING_QUOTES)})\\w+(?:{_byte_alternatives(quotes)})\\W*"
 
 
 def _joinless_gap(words: int, lists: Lists) -> str:
@@ -613,6 +610,11 @@ def _byte_atoms(word: str) -> list[str]:
     """A word's UTF-8 bytes as regex atoms (_byte_atom: a spaced word may be in any script; a space, never part of a
     multi-byte character, ends it)."""
     return [_byte_atom(byte) for byte in word.encode("utf-8")]
+
+
+def _byte_alternatives(strings: Iterable[str]) -> str:
+    """Literal strings as an alternation of their bytes' atoms (_byte_atoms), in the order given."""
+    return "|".join("".join(_byte_atoms(string)) for string in strings)
 
 
 def _byte_atom(byte: int) -> str:

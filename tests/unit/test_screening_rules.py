@@ -212,6 +212,13 @@ _LIST_OF_VERBS = re.compile(r"\w+, \w+,? (?:or|and|nor) ")
 _ATTACHED_LANGUAGES = ("zh", "ja", "ko")
 
 
+def assert_rule_matches_its_attacks_and_no_rule_the_benign(rule: str, attacks: list[str], benign: list[str]) -> None:
+    """In both roles: `rule` matches every attack, and no rule matches any benign text."""
+    for role in ("user", "system"):
+        assert [text for text in attacks if rule not in rule_ids(text, role)] == [], role
+        assert [(text, rule_ids(text, role)) for text in benign if rule_ids(text, role)] == [], role
+
+
 def missed_and_matched_in_both_roles(lang: str, attacks: list[str], benign: list[str], pack: str = "") -> tuple[list, list]:
     """missed_and_matched in the system role, where lists and attached negations are read; in the user role the same,
     but for those, which a user's text does not get (core.load_rules)."""
@@ -1431,9 +1438,7 @@ HINDI_AND_HINGLISH = [
 
 @pytest.mark.parametrize(("rule", "attacks", "benign"), HINDI_AND_HINGLISH)
 def test_hindi_and_hinglish_attacks_match_their_rule_and_look_alikes_with_the_same_words_match_none(rule, attacks, benign):
-    for role in ("user", "system"):
-        assert [text for text in attacks if rule not in rule_ids(text, role)] == [], role
-        assert [(text, rule_ids(text, role)) for text in benign if rule_ids(text, role)] == [], role
+    assert_rule_matches_its_attacks_and_no_rule_the_benign(rule, attacks, benign)
 
 
 # --- A question about a difference, a product's instructions (independent review) ---
@@ -2004,10 +2009,7 @@ RUSSIAN_MIRRORS = {
 
 @pytest.mark.parametrize("rule_id", sorted(RUSSIAN_MIRRORS))
 def test_a_russian_mirror_of_an_english_family_matches_its_attacks_and_no_rule_matches_the_same_words_in_benign_text(rule_id):
-    attacks, benign = RUSSIAN_MIRRORS[rule_id]
-    for role in ("user", "system"):
-        assert [text for text in attacks if rule_id not in rule_ids(text, role)] == [], role
-        assert [(text, rule_ids(text, role)) for text in benign if rule_ids(text, role)] == [], role
+    assert_rule_matches_its_attacks_and_no_rule_the_benign(rule_id, *RUSSIAN_MIRRORS[rule_id])
 
 
 def test_the_russian_mirrors_under_half_are_evidence_that_blocks_nothing_alone():

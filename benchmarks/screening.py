@@ -47,6 +47,9 @@ from chalicelib.screening.core import MODEL_DIRS, classifier_reading, combine, m
 
 THRESHOLD = 0.5
 TARGET_FPR = 0.02
+# The team's own rows (its rule-tuning set, its hard negatives): scored held out like any source, but the rules were
+# written on the first (recall ~0.99), so the figure that predicts unseen attacks leaves them out.
+TEAM_SOURCES = frozenset({"crossover-team", "crossover-hard-negatives"})
 CALIBRATION_FOLDS = 3  # per refit (the shipped model uses 5): keeps the 27 refits to minutes
 
 
@@ -91,6 +94,19 @@ def threshold_at_fpr(rows: list[dict], scores: list[float], target: float) -> tu
     blocked = [score >= threshold for score in scores]
     result = rates(rows, blocked)
     return threshold, result["recall"], result["fpr"]
+
+
+def public_figures(rows: list[dict], combined: list[float]) -> None:
+    """The held-out gate on the public sources alone (TEAM_SOURCES left out): at 0.5 and at the threshold for FPR 0.02."""
+    public = [(row, score) for row, score in zip(rows, combined) if row["source"] not in TEAM_SOURCES]
+    public_rows, public_scores = [row for row, _ in public], [score for _, score in public]
+    result = rates(public_rows, [score >= THRESHOLD for score in public_scores])
+    line = (f"  public sources only ({result['attacks']} attacks, {result['benign']} benign): gate recall {fmt(result['recall'])}"
+            f"  FPR {fmt(result['fpr'])}")
+    if result["benign"]:
+        threshold, recall, fpr = threshold_at_fpr(public_rows, public_scores, TARGET_FPR)
+        line += f"; at FPR <= {TARGET_FPR}: block_threshold {threshold:.3f}, recall {recall:.3f} (FPR {fpr:.3f})"
+    print(line)
 
 
 def report(title: str, rows: list[dict], rule_scores: list[float], model_scores: list[float]) -> list[float]:
@@ -192,6 +208,7 @@ def main() -> None:
         print("  FPR by language:    " + grouped(rows, blocked, "lang", "benign"))
         threshold, recall, fpr = threshold_at_fpr(rows, combined, TARGET_FPR)
         print(f"  at FPR <= {TARGET_FPR}: the gate would need block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
+        public_figures(rows, combined)
         print("  missed attacks (first 12): " + " | ".join([row["text"][:70].replace("\n", " ") for row, hit in zip(rows, blocked) if row["label"] == "attack" and not hit][:12]))
         print("  false positives (first 12): " + " | ".join([row["text"][:70].replace("\n", " ") for row, hit in zip(rows, blocked) if row["label"] == "benign" and hit][:12]))
         system_prompts(every_row, args.jobs)

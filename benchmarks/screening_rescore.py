@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from screening import TARGET_FPR, grouped, report, threshold_at_fpr, THRESHOLD
+from screening import TARGET_FPR, grouped, public_figures, report, threshold_at_fpr, THRESHOLD
 
 from chalicelib.screening.core import combine, match_rules, rules_for
 from dataset import load_rows
@@ -39,6 +39,7 @@ def main() -> None:
         return  # no benign rows held out (a --sources run of attack sources): no threshold to set by FPR
     threshold, recall, fpr = threshold_at_fpr(saved, combined, TARGET_FPR)
     print(f"  at FPR <= {TARGET_FPR}: block_threshold {threshold:.3f}, recall there {recall:.3f} (FPR {fpr:.3f})")
+    public_figures(saved, combined)
 
 
 if __name__ == "__main__":

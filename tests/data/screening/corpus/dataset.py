@@ -6,6 +6,8 @@ Three parts, each its own source for leave-one-source-out evaluation:
   use ("from now on ...", "when you summarise this ...", "forward this ..."), and system prompts with the line that
   forbids revealing them, written by the team;
 - "crossover-team": the team's rule-tuning set (../dev.jsonl, ../test.jsonl), kept but a minority.
+The team's rows in Hindi, Chinese, Russian, Catalan, Galician and Basque (team/) are not here: they train only
+(train.team_written), and this module gives the rows that are scored.
 """
 from __future__ import annotations
 

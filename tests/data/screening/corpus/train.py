@@ -82,12 +82,17 @@ DEPLOYMENT_PRIOR = 0.07
 # at FPR 0.02), 0.04 / 0.035 / 0.03 / 0.026 for the stack blocked 0.031 / 0.027 / 0.025 / 0.024 of the 711 hard
 # negatives and 0.041 / 0.031 / 0.026 / 0.018 of IFEval at 0.5 (recall 0.553 / 0.544 / 0.536 / 0.523, FPR 0.0064 /
 # 0.0049 / 0.0044 / 0.0035): 0.03. The rules alone block 0.010 of the hard negatives (quoted attacks).
-STACK_PRIOR = 0.03
+# With the team's rows in six languages (TEAM_WRITTEN, 2026-12-07; a third of their benign rows hard negatives) the
+# same priors blocked 4 of 770 hard negatives and 4 of IFEval's 541 at 0.5 (recall 0.603, FPR 0.0013). Moving both
+# priors' log-odds by +0.5 / +1.0 / +1.5 (the held-out scores shifted): hard negatives 9 / 13 / 18, IFEval 10 / 20 / 32,
+# FPR 0.0030 / 0.0060 / 0.0105, recall 0.656 / 0.707 / 0.755: +0.53 (0.03 -> 0.05, 0.05 -> 0.082), the shift that keeps
+# every benign figure near the release before's (hard negatives 13, IFEval 9, FPR 0.0028): 9, 12, 0.0034, recall 0.659.
+STACK_PRIOR = 0.05
 # The n-grams' own prior in a model with a semantic head (the user role's; DEPLOYMENT_PRIOR stays the system role's):
 # their probability counts only where the sentence did not read the whole text. Held out (2026-12-05, 1,963 attacks,
 # stack prior 0.04), n-gram prior 0.09 / 0.07 / 0.05 blocked 13 / 11 / 11 of the 573 hard negatives at 0.5 (gate
 # recall 0.556 / 0.551 / 0.545, FPR 0.0045 / 0.0035 / 0.0032; at FPR 0.02: 0.682 / 0.684 / 0.678): 0.07.
-NGRAM_PRIOR_BESIDE_STACK = 0.05  # moved with STACK_PRIOR (2026-12-05, afternoon: 0.07 -> 0.05)
+NGRAM_PRIOR_BESIDE_STACK = 0.082  # moved with STACK_PRIOR (2026-12-05, afternoon: 0.07 -> 0.05; 2026-12-07: -> 0.082)
 CALIBRATION_FOLDS = 5
 # The semantic head (semantic.py): logistic regression on the sentence vectors, unweighted classes. Held out (the
 # stacked gate at FPR 0.02, 2026-12-04): C 1 / 4 / 16 gave 0.662-0.666 / 0.666-0.677 / 0.656-0.675.
@@ -103,6 +108,12 @@ AUGMENT = False  # add augment()'s variants of the training rows (measured: no g
 # Add corpus_translated.jsonl (translate_corpus.py: English rows of many sources machine-translated into Galician and
 # Catalan, attacks and benign alike), training-only like augment()'s variants.
 TRANSLATED = False
+# Add team/*.jsonl (team_written): attacks and benign texts the team wrote in Hindi, Chinese, Russian, Catalan,
+# Galician and Basque, the languages whose attacks come from one or two held-out sources each, so a model trained
+# without that source had seen almost none. Training-only: never scored, so the held-out figures stay public sources.
+TEAM_WRITTEN = True
+TEAM_DIR = os.path.join(HERE, "team")
+TEAM_SOURCE = "crossover-team-written"
 
 
 # Augmentation: the framings in which attacks reach a model (documents, tool outputs, role-play) and the
@@ -189,10 +200,24 @@ def translations(rows: list[dict], path: str = TRANSLATED_FILE) -> list[dict]:
             for row in written if (row["derived_from"], row["original"]) in index]
 
 
+def team_written(folder: str = TEAM_DIR) -> list[dict]:
+    """The team's rows in other languages, one source per file: each file is one writer's (a language's attacks, or its
+    benign texts), so an n-gram counts as shared (MIN_SOURCES) only when two writers, or a writer and a public source,
+    use it."""
+    rows = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".jsonl"):
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                rows += [{**json.loads(line), "source": f"{TEAM_SOURCE}:{name[:-len('.jsonl')]}"} for line in handle if line.strip()]
+    return rows
+
+
 def with_variants(rows: list[dict]) -> list[dict]:
-    """The training rows: the corpus, then (with AUGMENT) its variants, then (with TRANSLATED) its translations.
-    Only the corpus rows come first and are ever scored: a variant or a translation is never in a test fold."""
-    return rows + (augment(rows) if AUGMENT else []) + (translations(rows) if TRANSLATED else [])
+    """The training rows: the corpus, then (with AUGMENT) its variants, then (with TRANSLATED) its translations, then
+    (with TEAM_WRITTEN) the team's rows in other languages. Only the corpus rows come first and are ever scored: a
+    variant, a translation or a team-written row is never in a test fold."""
+    return (rows + (augment(rows) if AUGMENT else []) + (translations(rows) if TRANSLATED else [])
+            + (team_written() if TEAM_WRITTEN else []))
 
 
 # Sources no model trains on: they are only ever screened, as a public set kept apart from the one the models are
@@ -364,7 +389,7 @@ def main() -> None:
         trained = [training[index] for index in subset]
         manifest = write(fit(training, subset=subset, semantic_head=role in SEMANTIC_ROLES), trained, model_dir)
         print(f"screening model ({role}) {manifest['version']}: {manifest['features']} features from {len(trained)} rows "
-              f"({sum(row['label'] == 'attack' for row in trained)} attacks; {len(chosen) - len(trained)} kept for evaluation)")
+              f"({sum(row['label'] == 'attack' for row in trained)} attacks; {len(training) - len(trained)} kept for evaluation)")
 
 
 if __name__ == "__main__":

@@ -83,16 +83,16 @@ DEPLOYMENT_PRIOR = 0.07
 # negatives and 0.041 / 0.031 / 0.026 / 0.018 of IFEval at 0.5 (recall 0.553 / 0.544 / 0.536 / 0.523, FPR 0.0064 /
 # 0.0049 / 0.0044 / 0.0035): 0.03. The rules alone block 0.010 of the hard negatives (quoted attacks).
 # With the team's rows in six languages (TEAM_WRITTEN, 2026-12-07; a third of their benign rows hard negatives) the
-# same priors blocked 4 of 770 hard negatives and 4 of IFEval's 541 at 0.5 (recall 0.603, FPR 0.0013). Moving both
-# priors' log-odds by +0.5 / +1.0 / +1.5 (the held-out scores shifted): hard negatives 9 / 13 / 18, IFEval 10 / 20 / 32,
-# FPR 0.0030 / 0.0060 / 0.0105, recall 0.656 / 0.707 / 0.755: +0.53 (0.03 -> 0.05, 0.05 -> 0.082), the shift that keeps
-# every benign figure near the release before's (hard negatives 13, IFEval 9, FPR 0.0028): 9, 12, 0.0034, recall 0.659.
-STACK_PRIOR = 0.05
+# same priors blocked 4 of 770 hard negatives at 0.5 held out (recall 0.603, FPR 0.0013). Moving both priors' log-odds
+# by +0.53 (0.05 / 0.082) gave held out 9 hard negatives, recall 0.659, FPR 0.0034; but IFEval's prompts, never trained
+# on, screened by the shipped model: 19 of 541 blocked at +0.53, 14 at these priors (the release before: 9). Long
+# prompts with format constraints read like the team rows' format-trick jailbreaks; kept at 0.03.
+STACK_PRIOR = 0.03
 # The n-grams' own prior in a model with a semantic head (the user role's; DEPLOYMENT_PRIOR stays the system role's):
 # their probability counts only where the sentence did not read the whole text. Held out (2026-12-05, 1,963 attacks,
 # stack prior 0.04), n-gram prior 0.09 / 0.07 / 0.05 blocked 13 / 11 / 11 of the 573 hard negatives at 0.5 (gate
 # recall 0.556 / 0.551 / 0.545, FPR 0.0045 / 0.0035 / 0.0032; at FPR 0.02: 0.682 / 0.684 / 0.678): 0.07.
-NGRAM_PRIOR_BESIDE_STACK = 0.082  # moved with STACK_PRIOR (2026-12-05, afternoon: 0.07 -> 0.05; 2026-12-07: -> 0.082)
+NGRAM_PRIOR_BESIDE_STACK = 0.05  # moved with STACK_PRIOR (2026-12-05, afternoon: 0.07 -> 0.05)
 CALIBRATION_FOLDS = 5
 # The semantic head (semantic.py): logistic regression on the sentence vectors, unweighted classes. Held out (the
 # stacked gate at FPR 0.02, 2026-12-04): C 1 / 4 / 16 gave 0.662-0.666 / 0.666-0.677 / 0.656-0.675.

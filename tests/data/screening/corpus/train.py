@@ -110,7 +110,7 @@ AUGMENT = False  # add augment()'s variants of the training rows (measured: no g
 TRANSLATED = False
 # Add team/*.jsonl (team_written): attacks and benign texts the team wrote in Hindi, Chinese, Russian, Catalan,
 # Galician and Basque, the languages whose attacks come from one or two held-out sources each, so a model trained
-# without that source had seen almost none. Training-only: never scored, so the held-out figures stay public sources.
+# without that source had seen almost none. Training-only: never scored, so the held-out figures stay the corpus's.
 TEAM_WRITTEN = True
 TEAM_DIR = os.path.join(HERE, "team")
 TEAM_SOURCE = "crossover-team-written"

@@ -1141,18 +1141,18 @@ def test_the_team_written_rows_are_labelled_by_their_file_unique_and_not_copied_
     """team/<languages>-<label>[-<writer>].jsonl: the team's own texts in the languages the public attacks come from
     one or two sources in (train.team_written); training-only, so they must not repeat a corpus text (a held-out
     source's row would then be trained on) nor each other."""
-    folder = os.path.join(CORPUS, "team")
+    train = pytest.importorskip("train")
     public = {row["text"] for row in rows}
     seen: Counter = Counter()
-    files = sorted(name for name in os.listdir(folder) if name.endswith(".jsonl"))
-    assert {name.split("-")[0] for name in files} == set(TEAM_LANGS)
-    for name in files:
-        langs, label = name.split("-")[0], name.split("-")[1].removesuffix(".jsonl")
-        with open(os.path.join(folder, name), encoding="utf-8") as handle:
-            written = [json.loads(line) for line in handle if line.strip()]
+    by_file: dict[str, list[dict]] = {}
+    for row in train.team_written():  # the loader training uses: source "crossover-team-written:<file stem>"
+        by_file.setdefault(row["source"].split(":", 1)[1], []).append(row)
+    assert {name.split("-")[0] for name in by_file} == set(TEAM_LANGS)
+    for name, written in by_file.items():
+        langs, label = name.split("-")[:2]
         assert len(written) >= 150, name
         for row in written:
-            assert set(row) == {"label", "category", "lang", "text"} and row["label"] == label, (name, row)
+            assert set(row) == {"label", "category", "lang", "text", "source"} and row["label"] == label, (name, row)
             assert row["lang"] in TEAM_LANGS[langs] and row["category"] in TEAM_CATEGORIES[label], (name, row)
             assert row["text"] not in public and len(row["text"].strip()) >= 10, (name, row["text"][:60])
             seen[row["text"]] += 1

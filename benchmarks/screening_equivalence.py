@@ -92,7 +92,7 @@ def observe(package: ModuleType, text: str, role: str = "user") -> tuple:
     verdict = package.screen(text, role=role)
     reading = package.core.classifier_reading(text, role)
     parts = classifier.scored_windows(reading, model)
-    grams = [classifier.window_features(part, model.char_ngrams, model.readings) for part in parts]
+    grams = [classifier.window_features(part, model.char_ngrams, model.readings, model.wide_ngrams) for part in parts]
     decided = (verdict.allowed, verdict.layer, verdict.reasons, verdict.notes, verdict.redacted_text)
     return decided, verdict.score, package.core.views(text), parts, grams, classifier.score(reading, model)
 

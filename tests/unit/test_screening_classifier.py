@@ -7,6 +7,7 @@ import json
 import math
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -312,7 +313,8 @@ def test_the_user_model_carries_a_semantic_head_and_the_system_model_does_not():
     from chalicelib.screening import semantic
 
     model = classifier.load_model()
-    assert len(model.semantic) == semantic.DIMENSIONS and len(model.stack) == 3
+    assert len(model.semantic) == model.hidden_units > 0 and len(model.stack) == 3
+    assert len(model.hidden_layer) == 4 * (semantic.DIMENSIONS + 1) * model.hidden_units
     assert model.stack[0] > 0 and model.stack[1] > 0  # both readings push towards "attack" as their decisions grow
     system = classifier.load_model(classifier.SYSTEM_MODEL_DIR)
     assert system.semantic == () and system.stack == ()
@@ -360,7 +362,7 @@ def test_score_stacks_alone_only_texts_the_sentence_reads_whole(text, whole):
 
     model = classifier.load_model()
     parts = classifier.scored_windows(text, model)
-    highest = max(classifier.decision(classifier.window_features(part, model.char_ngrams, model.readings), model) for part in parts)
+    highest = max(classifier.decision(classifier.window_features(part, model.char_ngrams, model.readings, model.wide_ngrams), model) for part in parts)
     together = classifier.stacked(highest, classifier.semantic_decision(semantic.embed(text), model), model)
     expected = together if whole else max(classifier.probability(highest, model), together)
     assert classifier.score(text, model) == pytest.approx(expected)
@@ -409,6 +411,27 @@ def test_a_semantic_head_for_another_encoder_or_length_is_refused_at_load(change
         classifier.model_from({**raw, "stack": [1.0, 0.0]}, "stale")
 
 
+def _hidden_head(units: int = 3) -> dict:
+    """A head with a hidden layer of `units`: unit j weighs input j by 1 (bias -0.01), the output weighs unit j by j + 1."""
+    layer = [[1.0 if row == unit else 0.0 for unit in range(units)] for row in range(semantic_module().DIMENSIONS)] + [[-0.01] * units]
+    packed = struct.pack(f"<{len(layer) * units}f", *(value for row in layer for value in row))
+    return {"encoder": semantic_module().ENCODER, "max_tokens": semantic_module().MAX_TOKENS, "hidden_units": units,
+            "hidden_layer": base64.urlsafe_b64encode(packed).decode(), "weights": [float(unit + 1) for unit in range(units)], "bias": -0.5}
+
+
+def test_a_semantic_head_with_a_hidden_layer_scores_through_its_relu_units():
+    raw = {"weights": {"ign": 1.25}, "bias": -1.0, "platt": [2.0, 0.5], "char_ngrams": [3, 5], "window": 1024, "max_windows": 2,
+           "semantic": _hidden_head(), "stack": [1.0, 1.0, 0.0]}
+    model = classifier.model_from(raw, "hidden")
+    vector = [0.5, -0.25, 0.02] + [0.3] * (semantic_module().DIMENSIONS - 3)
+    # units: relu(0.49), relu(-0.26) = 0, relu(0.01); output 1 * 0.49 + 2 * 0 + 3 * 0.01 - 0.5
+    assert classifier.semantic_decision(vector, model) == pytest.approx(0.02, abs=1e-6)
+    for change in ({"hidden_layer": _hidden_head(4)["hidden_layer"]}, {"weights": [1.0] * semantic_module().DIMENSIONS},
+                   {"hidden_layer": "not base64!"}, {"hidden_units": -3}):
+        with pytest.raises(classifier.ModelError):
+            classifier.model_from({**raw, "semantic": {**raw["semantic"], **change}}, "stale")
+
+
 def semantic_module():
     from chalicelib.screening import semantic
 
@@ -418,7 +441,7 @@ def semantic_module():
 def test_an_artefact_without_a_semantic_head_is_read_as_the_n_grams_alone():
     raw = {"weights": {"ign": 1.25}, "bias": -1.0, "platt": [2.0, 0.5], "char_ngrams": [3, 5], "window": 1024, "max_windows": 2}
     model = classifier.model_from(raw, "old")
-    assert model.semantic == () and model.stack == ()
+    assert model.semantic == () and model.stack == () and model.wide_ngrams == ()
     text = "please ignore the noise in this long enough sentence"
     highest = max(classifier.decision(classifier.window_features(part, model.char_ngrams), model) for part in classifier.scored_windows(text, model))
     assert classifier.score(text, model) == pytest.approx(classifier.probability(highest, model))

@@ -63,7 +63,7 @@ def runtime_reading(text: str, model: classifier.Model) -> tuple[list[set[str]],
     (as `classifier.score` decides), computed once and reused by every fold."""
     parts = classifier.scored_windows(text, model)
     whole = bool(model.semantic) and classifier.sentence_reads_all(text, parts)
-    return [classifier.window_features(part, model.char_ngrams, model.readings, model.wide_ngrams) for part in parts], whole
+    return [classifier.model_features(part, model) for part in parts], whole
 
 
 def classifier_scores(model: classifier.Model, readings: list[tuple[list[set[str]], bool]], vectors) -> list[float]:

@@ -362,7 +362,7 @@ def test_score_stacks_alone_only_texts_the_sentence_reads_whole(text, whole):
 
     model = classifier.load_model()
     parts = classifier.scored_windows(text, model)
-    highest = max(classifier.decision(classifier.window_features(part, model.char_ngrams, model.readings, model.wide_ngrams), model) for part in parts)
+    highest = max(classifier.decision(classifier.model_features(part, model), model) for part in parts)
     together = classifier.stacked(highest, classifier.semantic_decision(semantic.embed(text), model), model)
     expected = together if whole else max(classifier.probability(highest, model), together)
     assert classifier.score(text, model) == pytest.approx(expected)
